@@ -1,0 +1,302 @@
+//! Running the tool calls of one response: check each against the permission policy
+//! (asking the user when needed), run read-only runs of calls in parallel and the rest in
+//! order, and turn every outcome, including refusals and cancellations, into a tool result.
+
+use std::sync::Arc;
+
+use futures::future::join_all;
+use larik_permissions::{Decision, PermissionQuery, ToolCategory};
+use larik_protocol::{
+    Block, Event, PermissionDecision, PermissionOption, ToolCallStatus, ToolKind,
+    transcript::result_text,
+};
+use larik_tools::{CallTarget, Tool, ToolContext, ToolOutput};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::AskPolicy;
+use crate::runner::Runner;
+
+/// One call from the model, with its tool when the name is known.
+struct Call<'a> {
+    id: &'a str,
+    name: &'a str,
+    input: &'a Value,
+    tool: Option<Arc<dyn Tool>>,
+}
+
+impl Call<'_> {
+    fn read_only(&self) -> bool {
+        self.tool.as_ref().is_some_and(|tool| tool.read_only())
+    }
+}
+
+impl Runner {
+    /// Runs the calls and returns one tool result block per call, in call order.
+    pub(crate) async fn run_calls(
+        &mut self,
+        calls: &[(String, String, Value)],
+        cancel: &CancellationToken,
+    ) -> Vec<Block> {
+        let ctx = ToolContext {
+            cwd: self.config.cwd.clone(),
+            cancel: cancel.clone(),
+            sandbox: Arc::clone(&self.config.sandbox),
+            limits: self.config.limits,
+        };
+        let calls: Vec<Call<'_>> = calls
+            .iter()
+            .map(|(id, name, input)| Call {
+                id,
+                name,
+                input,
+                tool: self.config.tools.get(name).cloned(),
+            })
+            .collect();
+        for call in &calls {
+            self.announce(call, &ctx);
+        }
+
+        let mut outputs: Vec<Option<ToolOutput>> = vec![None; calls.len()];
+        let mut start = 0;
+        while start < calls.len() {
+            // A run of consecutive read-only calls goes together; anything else alone.
+            let mut end = start + 1;
+            if calls[start].read_only() {
+                while end < calls.len() && calls[end].read_only() {
+                    end += 1;
+                }
+            }
+            let mut runnable = Vec::new();
+            for index in start..end {
+                match self.authorize(&calls[index], &ctx, cancel).await {
+                    Ok(tool) => runnable.push((index, tool)),
+                    Err(output) => outputs[index] = Some(output),
+                }
+            }
+            for (index, _) in &runnable {
+                self.events.emit(Event::ToolCallUpdate {
+                    call_id: calls[*index].id.to_string(),
+                    status: ToolCallStatus::InProgress,
+                    output: None,
+                });
+            }
+            let finished = join_all(runnable.iter().map(|(index, tool)| {
+                let input = calls[*index].input.clone();
+                let ctx = &ctx;
+                async move {
+                    if ctx.cancel.is_cancelled() {
+                        return cancelled_output();
+                    }
+                    tool.run(input, ctx).await
+                }
+            }))
+            .await;
+            for ((index, _), output) in runnable.into_iter().zip(finished) {
+                outputs[index] = Some(output);
+            }
+            start = end;
+        }
+
+        calls
+            .iter()
+            .zip(outputs)
+            .map(|(call, output)| {
+                let output = output.unwrap_or_else(cancelled_output);
+                self.finish(call, output)
+            })
+            .collect()
+    }
+
+    fn announce(&self, call: &Call<'_>, ctx: &ToolContext) {
+        let (kind, title, locations) = match &call.tool {
+            Some(tool) => (
+                tool.kind(),
+                tool.title(call.input, ctx),
+                tool.locations(call.input, ctx),
+            ),
+            None => (ToolKind::Other, call.name.to_string(), Vec::new()),
+        };
+        self.events.emit(Event::ToolCallBegin {
+            call_id: call.id.to_string(),
+            tool: call.name.to_string(),
+            kind,
+            title,
+            input: call.input.clone(),
+            locations,
+        });
+    }
+
+    /// Decides whether a call may run; `Err` holds the result the model gets instead.
+    async fn authorize(
+        &mut self,
+        call: &Call<'_>,
+        ctx: &ToolContext,
+        cancel: &CancellationToken,
+    ) -> Result<Arc<dyn Tool>, ToolOutput> {
+        if cancel.is_cancelled() {
+            return Err(cancelled_output());
+        }
+        let Some(tool) = call.tool.clone() else {
+            return Err(ToolOutput::error(format!(
+                "There is no tool named `{}`. Available tools: {}.",
+                call.name,
+                self.config.tools.names().join(", ")
+            )));
+        };
+        if let Value::String(raw) = call.input {
+            return Err(ToolOutput::error(format!(
+                "The arguments for `{}` were not valid JSON, so the call did not run. \
+                 Send a JSON object that matches the tool's schema. Received: {raw}",
+                call.name
+            )));
+        }
+        if !call.input.is_object() {
+            return Err(ToolOutput::error(format!(
+                "The arguments for `{}` must be a JSON object, not {}.",
+                call.name, call.input
+            )));
+        }
+
+        let target = tool.target(call.input, ctx);
+        let (path, command) = match &target {
+            CallTarget::Path(path) => (Some(path.as_path()), None),
+            CallTarget::Command(command) => (None, Some(command.as_str())),
+            CallTarget::None => (None, None),
+        };
+        let query = PermissionQuery {
+            tool: call.name,
+            category: category(tool.kind()),
+            read_only: tool.read_only(),
+            path,
+            command,
+            cwd: &self.config.cwd,
+        };
+        let decision = self
+            .shared
+            .policy
+            .lock()
+            .expect("policy lock is never poisoned")
+            .decide(&query);
+        match decision {
+            Decision::Allow => Ok(tool),
+            Decision::Deny { reason } => {
+                Err(ToolOutput::error(format!("Permission denied: {reason}")))
+            }
+            Decision::Ask { rule_suggestion } => match self.config.ask_policy {
+                AskPolicy::Refuse => Err(ToolOutput::error(format!(
+                    "This call needs the user's approval, and nobody can approve it in this \
+                     non-interactive run, so it did not run. The user can allow it with \
+                     --allowedTools \"{rule_suggestion}\" or a --permission-mode that permits it."
+                ))),
+                AskPolicy::Ask => self
+                    .ask(call, &tool, ctx, cancel, &rule_suggestion)
+                    .await
+                    .map(|()| tool),
+            },
+        }
+    }
+
+    async fn ask(
+        &mut self,
+        call: &Call<'_>,
+        tool: &Arc<dyn Tool>,
+        ctx: &ToolContext,
+        cancel: &CancellationToken,
+        rule: &str,
+    ) -> Result<(), ToolOutput> {
+        if let Some(change) = tool.preview(call.input, ctx).await {
+            self.events.emit(Event::Diff {
+                call_id: call.id.to_string(),
+                change,
+                applied: false,
+            });
+        }
+        self.next_request_id += 1;
+        let request_id = format!("permission-{}", self.next_request_id);
+        let answer = self.shared.ask(&request_id);
+        self.events.emit(Event::ToolCallUpdate {
+            call_id: call.id.to_string(),
+            status: ToolCallStatus::Pending,
+            output: None,
+        });
+        self.events.emit(Event::PermissionRequest {
+            request_id: request_id.clone(),
+            call_id: call.id.to_string(),
+            tool: call.name.to_string(),
+            title: tool.title(call.input, ctx),
+            input: call.input.clone(),
+            options: PermissionOption::standard(rule),
+        });
+        let decision = tokio::select! {
+            biased;
+            () = cancel.cancelled() => PermissionDecision::Cancelled,
+            reply = answer => reply.unwrap_or(PermissionDecision::Cancelled),
+        };
+        self.shared.forget(&request_id);
+        if matches!(
+            decision,
+            PermissionDecision::AllowAlways | PermissionDecision::RejectAlways
+        ) {
+            let remembered = self
+                .shared
+                .policy
+                .lock()
+                .expect("policy lock is never poisoned")
+                .remember(decision, rule);
+            if let Err(error) = remembered {
+                self.events.emit(Event::Notice {
+                    message: format!("could not remember the rule `{rule}`: {error}"),
+                });
+            }
+        }
+        match decision {
+            PermissionDecision::AllowOnce | PermissionDecision::AllowAlways => Ok(()),
+            PermissionDecision::RejectOnce | PermissionDecision::RejectAlways => {
+                Err(ToolOutput::error(
+                    "The user rejected this tool call. Do not retry it; ask the user how to \
+                     proceed if it is needed.",
+                ))
+            }
+            PermissionDecision::Cancelled => Err(cancelled_output()),
+        }
+    }
+
+    /// Reports a finished call and turns it into its result block.
+    fn finish(&self, call: &Call<'_>, output: ToolOutput) -> Block {
+        for change in &output.changes {
+            self.events.emit(Event::Diff {
+                call_id: call.id.to_string(),
+                change: change.clone(),
+                applied: true,
+            });
+        }
+        self.events.emit(Event::ToolCallEnd {
+            call_id: call.id.to_string(),
+            status: if output.is_error {
+                ToolCallStatus::Failed
+            } else {
+                ToolCallStatus::Completed
+            },
+            output: result_text(&output.content),
+        });
+        Block::ToolResult {
+            call_id: call.id.to_string(),
+            content: output.content,
+            is_error: output.is_error,
+        }
+    }
+}
+
+fn cancelled_output() -> ToolOutput {
+    ToolOutput::error("The user interrupted this turn; the call was cancelled.")
+}
+
+fn category(kind: ToolKind) -> ToolCategory {
+    match kind {
+        ToolKind::Read | ToolKind::Search => ToolCategory::Read,
+        ToolKind::Edit | ToolKind::Delete | ToolKind::Move => ToolCategory::Edit,
+        ToolKind::Execute => ToolCategory::Execute,
+        ToolKind::Think | ToolKind::Fetch | ToolKind::Other => ToolCategory::Other,
+    }
+}

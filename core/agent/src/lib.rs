@@ -1,0 +1,135 @@
+//! The agent loop as a library.
+//!
+//! [`spawn`] starts an agent on a tokio task and returns an [`AgentHandle`]: [`Op`]s go in,
+//! [`Event`]s come out, and nothing else crosses. A turn streams the model's answer, runs the
+//! tools it asks for under the permission policy (read-only calls of one response in
+//! parallel, the rest in order), feeds the results back, and repeats until the model stops,
+//! the request cap or the loop guard ends it, or an interrupt cancels it. Every message is
+//! appended to the session file as it is made, so a crash loses nothing written before.
+
+mod calls;
+mod guard;
+mod prompt;
+mod runner;
+mod turn;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use larik_permissions::RuleSet;
+use larik_protocol::{Event, Message, Op, PermissionMode, Usage};
+use larik_providers::{Endpoint, ReasoningEffort, RetryPolicy};
+use larik_sandbox::Sandbox;
+use larik_session::SessionWriter;
+use larik_tools::{ToolLimits, ToolRegistry};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+pub use prompt::system_prompt;
+
+/// What a tool call that needs the user's approval does when nobody can answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AskPolicy {
+    /// Emit a permission request and wait for the reply.
+    Ask,
+    /// Refuse the call with a result telling how to allow it (headless runs).
+    Refuse,
+}
+
+/// Everything an agent needs to run.
+#[derive(Clone)]
+pub struct AgentConfig {
+    /// The working directory.
+    pub cwd: PathBuf,
+    /// The user's home directory, for `~` in rules.
+    pub home: Option<PathBuf>,
+    /// The model, as `provider/model`.
+    pub model: String,
+    /// Where to reach each provider, by provider id.
+    pub endpoints: BTreeMap<String, Endpoint>,
+    /// The permission mode to start in.
+    pub mode: PermissionMode,
+    /// Allow, ask and deny rules.
+    pub rules: RuleSet,
+    /// What to do with calls that need approval.
+    pub ask_policy: AskPolicy,
+    /// Most model requests in one turn.
+    pub max_requests_per_turn: u32,
+    /// Output token limit per request.
+    pub max_output_tokens: u32,
+    /// Reasoning effort, `None` for the model's default.
+    pub reasoning: Option<ReasoningEffort>,
+    /// Retries of failed requests.
+    pub retry: RetryPolicy,
+    /// The tools offered.
+    pub tools: ToolRegistry,
+    /// Tool output and size limits.
+    pub limits: ToolLimits,
+    /// The process launcher.
+    pub sandbox: Arc<Sandbox>,
+}
+
+impl AgentConfig {
+    /// Settings with Larik's defaults for `cwd` and `model`.
+    pub fn new(cwd: PathBuf, model: impl Into<String>) -> Self {
+        AgentConfig {
+            sandbox: Arc::new(Sandbox::unconfined(cwd.clone())),
+            cwd,
+            home: None,
+            model: model.into(),
+            endpoints: BTreeMap::new(),
+            mode: PermissionMode::Default,
+            rules: RuleSet::default(),
+            ask_policy: AskPolicy::Ask,
+            max_requests_per_turn: 100,
+            max_output_tokens: 32_000,
+            reasoning: None,
+            retry: RetryPolicy::default(),
+            tools: ToolRegistry::builtin(),
+            limits: ToolLimits::default(),
+        }
+    }
+}
+
+/// The session an agent writes to, and what it already holds.
+pub struct SessionState {
+    /// The open session file.
+    pub writer: SessionWriter,
+    /// The conversation so far (empty for a new session).
+    pub messages: Vec<Message>,
+    /// Usage of this session (branch) so far.
+    pub usage: Usage,
+}
+
+/// Errors starting an agent.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// The model could not be set up (bad name, unknown provider, missing key).
+    #[error(transparent)]
+    Provider(#[from] larik_providers::ProviderError),
+}
+
+/// A running agent: send [`Op`]s, receive [`Event`]s.
+pub struct AgentHandle {
+    /// Where ops go.
+    pub ops: mpsc::UnboundedSender<Op>,
+    /// Where events come from. Ends when the agent stops.
+    pub events: mpsc::UnboundedReceiver<Event>,
+    /// The agent's task; finishes after [`Op::Shutdown`] or when `ops` is dropped.
+    pub task: JoinHandle<()>,
+}
+
+/// Starts an agent. Fails only if the model cannot be set up; everything later is reported
+/// as events.
+pub fn spawn(config: AgentConfig, session: SessionState) -> Result<AgentHandle, AgentError> {
+    let (op_tx, op_rx) = mpsc::unbounded_channel();
+    let (event_tx, event_rx) = mpsc::unbounded_channel();
+    let runner = runner::Runner::new(config, session, event_tx)?;
+    let task = tokio::spawn(runner.run(op_rx));
+    Ok(AgentHandle {
+        ops: op_tx,
+        events: event_rx,
+        task,
+    })
+}

@@ -1,0 +1,248 @@
+//! The agent's task: takes ops one at a time, and while a turn runs, keeps taking
+//! interrupts, permission replies and mode changes so they act at once.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use larik_permissions::PermissionPolicy;
+use larik_protocol::{Event, Message, Op, PermissionDecision, PermissionMode, Usage};
+use larik_providers::{ModelClient, ToolSpec, connect, split_model_name};
+use larik_session::SessionWriter;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use crate::{AgentConfig, AgentError, SessionState, prompt};
+
+/// Sends events; a front end that went away is not an error for the agent.
+#[derive(Clone)]
+pub(crate) struct EventSink(mpsc::UnboundedSender<Event>);
+
+impl EventSink {
+    pub(crate) fn emit(&self, event: Event) {
+        // The receiver only disappears when the front end is gone; the turn still finishes
+        // so the session file stays consistent.
+        let _ = self.0.send(event);
+    }
+}
+
+/// State the turn and the op loop both touch while a turn runs.
+pub(crate) struct Shared {
+    pub(crate) policy: Mutex<PermissionPolicy>,
+    pending: Mutex<HashMap<String, oneshot::Sender<PermissionDecision>>>,
+}
+
+impl Shared {
+    /// Registers a permission question and returns where its answer arrives.
+    pub(crate) fn ask(&self, request_id: &str) -> oneshot::Receiver<PermissionDecision> {
+        let (tx, rx) = oneshot::channel();
+        self.pending
+            .lock()
+            .expect("permission table lock is never poisoned")
+            .insert(request_id.to_string(), tx);
+        rx
+    }
+
+    /// Forgets a question that is no longer waiting.
+    pub(crate) fn forget(&self, request_id: &str) {
+        self.pending
+            .lock()
+            .expect("permission table lock is never poisoned")
+            .remove(request_id);
+    }
+
+    fn answer(&self, request_id: &str, decision: PermissionDecision) -> bool {
+        let waiting = self
+            .pending
+            .lock()
+            .expect("permission table lock is never poisoned")
+            .remove(request_id);
+        match waiting {
+            Some(tx) => tx.send(decision).is_ok(),
+            None => false,
+        }
+    }
+
+    fn set_mode(&self, mode: PermissionMode) {
+        self.policy
+            .lock()
+            .expect("policy lock is never poisoned")
+            .set_mode(mode);
+    }
+}
+
+/// One agent's state.
+pub(crate) struct Runner {
+    pub(crate) config: AgentConfig,
+    pub(crate) client: Arc<dyn ModelClient>,
+    pub(crate) model_name: String,
+    pub(crate) transcript: Vec<Message>,
+    session: SessionWriter,
+    session_failed: bool,
+    pub(crate) usage: Usage,
+    pub(crate) turn_number: u32,
+    pub(crate) system_prompt: String,
+    pub(crate) tool_specs: Vec<ToolSpec>,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) events: EventSink,
+    pub(crate) next_request_id: u64,
+}
+
+impl Runner {
+    pub(crate) fn new(
+        config: AgentConfig,
+        session: SessionState,
+        events: mpsc::UnboundedSender<Event>,
+    ) -> Result<Self, AgentError> {
+        let client = connect_model(&config, &config.model)?;
+        let policy = PermissionPolicy::new(config.mode, config.rules.clone(), config.home.clone());
+        let tool_specs = config
+            .tools
+            .iter()
+            .map(|tool| ToolSpec {
+                name: tool.name().to_string(),
+                description: tool.description().to_string(),
+                input_schema: tool.input_schema(),
+            })
+            .collect();
+        let turn_number = session
+            .messages
+            .iter()
+            .filter(|message| message.is_prompt())
+            .count() as u32;
+        Ok(Runner {
+            system_prompt: prompt::system_prompt(&config.cwd),
+            model_name: config.model.clone(),
+            client,
+            transcript: session.messages,
+            session: session.writer,
+            session_failed: false,
+            usage: session.usage,
+            turn_number,
+            tool_specs,
+            shared: Arc::new(Shared {
+                policy: Mutex::new(policy),
+                pending: Mutex::new(HashMap::new()),
+            }),
+            events: EventSink(events),
+            next_request_id: 0,
+            config,
+        })
+    }
+
+    pub(crate) async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
+        self.events.emit(Event::SessionConfigured {
+            session_id: self.session.id().to_string(),
+            session_path: self.session.path().display().to_string(),
+            model: self.model_name.clone(),
+            mode: self.config.mode,
+            cwd: self.config.cwd.display().to_string(),
+            tools: self.config.tools.names(),
+        });
+        let mut queued: VecDeque<Op> = VecDeque::new();
+        let mut ops_open = true;
+        loop {
+            let op = match queued.pop_front() {
+                Some(op) => op,
+                None if ops_open => match ops.recv().await {
+                    Some(op) => op,
+                    None => break,
+                },
+                None => break,
+            };
+            match op {
+                Op::UserTurn { content } => {
+                    let cancel = CancellationToken::new();
+                    let shared = Arc::clone(&self.shared);
+                    let events = self.events.clone();
+                    let turn = self.run_turn(content, cancel.clone());
+                    tokio::pin!(turn);
+                    loop {
+                        tokio::select! {
+                            biased;
+                            op = ops.recv(), if ops_open => match op {
+                                Some(Op::Interrupt) => cancel.cancel(),
+                                Some(Op::PermissionReply { request_id, decision }) => {
+                                    if !shared.answer(&request_id, decision) {
+                                        events.emit(Event::Notice {
+                                            message: format!("no permission request `{request_id}` is waiting; reply ignored"),
+                                        });
+                                    }
+                                }
+                                Some(Op::SetMode { mode }) => {
+                                    shared.set_mode(mode);
+                                    events.emit(Event::ModeChanged { mode });
+                                }
+                                Some(other) => queued.push_back(other),
+                                None => {
+                                    // The front end is gone: nobody can see or answer this turn.
+                                    ops_open = false;
+                                    cancel.cancel();
+                                }
+                            },
+                            () = &mut turn => break,
+                        }
+                    }
+                }
+                Op::SetMode { mode } => {
+                    self.shared.set_mode(mode);
+                    self.events.emit(Event::ModeChanged { mode });
+                }
+                Op::SetModel { model } => self.switch_model(model),
+                Op::Interrupt => {}
+                Op::PermissionReply { request_id, .. } => self.events.emit(Event::Notice {
+                    message: format!(
+                        "no permission request `{request_id}` is waiting; reply ignored"
+                    ),
+                }),
+                Op::Shutdown => break,
+            }
+        }
+    }
+
+    fn switch_model(&mut self, model: String) {
+        match connect_model(&self.config, &model) {
+            Ok(client) => {
+                self.client = client;
+                self.model_name = model.clone();
+                self.events.emit(Event::ModelChanged { model });
+            }
+            Err(error) => self.events.emit(Event::Error {
+                kind: larik_protocol::event::ErrorKind::Other,
+                message: format!("cannot switch to `{model}`: {error}"),
+            }),
+        }
+    }
+
+    /// Adds a message to the transcript and the session file.
+    pub(crate) fn record(&mut self, message: Message) {
+        if let Err(error) = self.session.append_message(&message) {
+            self.report_session_error(error);
+        }
+        self.transcript.push(message);
+    }
+
+    /// Adds a request's usage to the session file.
+    pub(crate) fn record_usage(&mut self, usage: &Usage) {
+        if let Err(error) = self.session.append_usage(&self.model_name, usage) {
+            self.report_session_error(error);
+        }
+    }
+
+    fn report_session_error(&mut self, error: larik_session::SessionError) {
+        // Reported once: the conversation goes on in memory, and the user learns the file
+        // is no longer complete.
+        if !self.session_failed {
+            self.session_failed = true;
+            self.events.emit(Event::Error {
+                kind: larik_protocol::event::ErrorKind::Session,
+                message: format!("the session file can no longer be written: {error}"),
+            });
+        }
+    }
+}
+
+fn connect_model(config: &AgentConfig, model: &str) -> Result<Arc<dyn ModelClient>, AgentError> {
+    let (provider, _) = split_model_name(model)?;
+    let endpoint = config.endpoints.get(provider).cloned().unwrap_or_default();
+    Ok(connect(model, &endpoint)?)
+}

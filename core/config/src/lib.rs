@@ -1,0 +1,147 @@
+//! Settings Larik reads from its surroundings.
+//!
+//! Core crates never read the process environment themselves: the binary captures it once
+//! into an [`Environment`] and everything is resolved from that snapshot, so tests can build
+//! any environment without touching the real one. Today the settings come from environment
+//! variables; configuration files layer on top of the same types.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Errors resolving settings.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// No provider key is set and no model was named.
+    #[error(
+        "no model provider is configured: set ANTHROPIC_API_KEY (for anthropic/claude-sonnet-4-5) \
+         or OPENAI_API_KEY (for openai/gpt-5.1), or name a model with --model provider/model"
+    )]
+    NoProvider,
+    /// Neither `XDG_DATA_HOME` nor `HOME` is set.
+    #[error("cannot find a data directory: set XDG_DATA_HOME or HOME")]
+    NoDataDir,
+}
+
+/// A snapshot of environment variables.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Environment {
+    vars: BTreeMap<String, String>,
+}
+
+impl Environment {
+    /// An environment holding exactly these variables.
+    pub fn from_pairs<K: Into<String>, V: Into<String>>(
+        pairs: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        Environment {
+            vars: pairs
+                .into_iter()
+                .map(|(key, value)| (key.into(), value.into()))
+                .collect(),
+        }
+    }
+
+    /// A variable's value; empty values count as unset.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.vars
+            .get(name)
+            .map(String::as_str)
+            .filter(|value| !value.is_empty())
+    }
+
+    /// The user's home directory.
+    pub fn home(&self) -> Option<PathBuf> {
+        self.get("HOME").map(PathBuf::from)
+    }
+
+    /// Larik's data directory: `$XDG_DATA_HOME/larik`, else `~/.local/share/larik`.
+    pub fn data_dir(&self) -> Result<PathBuf, ConfigError> {
+        if let Some(xdg) = self.get("XDG_DATA_HOME") {
+            return Ok(PathBuf::from(xdg).join("larik"));
+        }
+        self.home()
+            .map(|home| home.join(".local/share/larik"))
+            .ok_or(ConfigError::NoDataDir)
+    }
+
+    /// The key and base URL for a provider, from `<PROVIDER>_API_KEY` and
+    /// `<PROVIDER>_BASE_URL`.
+    pub fn provider_endpoint(&self, provider: &str) -> ProviderEndpoint {
+        let prefix = provider.to_ascii_uppercase().replace('-', "_");
+        ProviderEndpoint {
+            api_key: self.get(&format!("{prefix}_API_KEY")).map(str::to_string),
+            base_url: self.get(&format!("{prefix}_BASE_URL")).map(str::to_string),
+        }
+    }
+
+    /// The model to use when none is named on the command line: `LARIK_MODEL`, else the
+    /// default model of the first provider whose key is set.
+    pub fn default_model(&self) -> Result<String, ConfigError> {
+        if let Some(model) = self.get("LARIK_MODEL") {
+            return Ok(model.to_string());
+        }
+        DEFAULT_MODELS
+            .iter()
+            .find(|(provider, _)| self.provider_endpoint(provider).api_key.is_some())
+            .map(|(provider, model)| format!("{provider}/{model}"))
+            .ok_or(ConfigError::NoProvider)
+    }
+}
+
+/// The default model of each provider, in the order a key is looked for.
+pub const DEFAULT_MODELS: [(&str, &str); 2] =
+    [("anthropic", "claude-sonnet-4-5"), ("openai", "gpt-5.1")];
+
+/// Where to reach one provider.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProviderEndpoint {
+    /// The API key.
+    pub api_key: Option<String>,
+    /// The base URL, overriding the provider's default.
+    pub base_url: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_dir_prefers_xdg_then_home() {
+        let env = Environment::from_pairs([("HOME", "/h"), ("XDG_DATA_HOME", "/x")]);
+        assert_eq!(env.data_dir(), Ok(PathBuf::from("/x/larik")));
+        let env = Environment::from_pairs([("HOME", "/h")]);
+        assert_eq!(env.data_dir(), Ok(PathBuf::from("/h/.local/share/larik")));
+        let env = Environment::from_pairs([("XDG_DATA_HOME", "")]);
+        assert_eq!(env.data_dir(), Err(ConfigError::NoDataDir));
+    }
+
+    #[test]
+    fn default_model_follows_the_keys_that_are_set() {
+        let env = Environment::from_pairs([("OPENAI_API_KEY", "k")]);
+        assert_eq!(env.default_model().as_deref(), Ok("openai/gpt-5.1"));
+        let env = Environment::from_pairs([("OPENAI_API_KEY", "k"), ("ANTHROPIC_API_KEY", "k")]);
+        assert_eq!(
+            env.default_model().as_deref(),
+            Ok("anthropic/claude-sonnet-4-5")
+        );
+        let env = Environment::from_pairs([("LARIK_MODEL", "openai/gpt-5-mini")]);
+        assert_eq!(env.default_model().as_deref(), Ok("openai/gpt-5-mini"));
+        let message = Environment::default()
+            .default_model()
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("ANTHROPIC_API_KEY") && message.contains("OPENAI_API_KEY"));
+    }
+
+    #[test]
+    fn provider_endpoint_reads_key_and_base_url() {
+        let env = Environment::from_pairs([
+            ("ANTHROPIC_API_KEY", "sk"),
+            ("ANTHROPIC_BASE_URL", "http://127.0.0.1:1"),
+        ]);
+        let endpoint = env.provider_endpoint("anthropic");
+        assert_eq!(endpoint.api_key.as_deref(), Some("sk"));
+        assert_eq!(endpoint.base_url.as_deref(), Some("http://127.0.0.1:1"));
+        assert_eq!(env.provider_endpoint("openai"), ProviderEndpoint::default());
+    }
+}

@@ -1,0 +1,386 @@
+//! Permission rules: parsing `Tool` / `Tool(specifier)` text and matching it to calls.
+//!
+//! The specifier depends on the tool: `Bash` takes a command (`git status:*` for a prefix,
+//! anything else exact), the file tools take a gitignore-style path pattern, `WebFetch`
+//! takes `domain:<host>`. Tool names compare case-insensitively with `_` ignored, so
+//! `MultiEdit` and `multi_edit` are the same rule.
+
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+
+use globset::{GlobBuilder, GlobMatcher};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::ToolCategory;
+use crate::command::{CommandPart, words};
+use crate::paths::normalize;
+
+/// A rule that could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RuleError {
+    /// The text is empty or has no tool name before `(`.
+    #[error("permission rule `{rule}` has no tool name")]
+    EmptyName {
+        /// The rule text.
+        rule: String,
+    },
+    /// The tool name holds characters a tool name cannot.
+    #[error("permission rule `{rule}`: `{name}` is not a tool name")]
+    BadName {
+        /// The rule text.
+        rule: String,
+        /// The name found.
+        name: String,
+    },
+    /// A `(` without its `)`, a stray `)`, or text after the closing `)`.
+    #[error(
+        "permission rule `{rule}` has unbalanced parentheses; expected `Tool` or `Tool(specifier)`"
+    )]
+    Unbalanced {
+        /// The rule text.
+        rule: String,
+    },
+    /// `Tool()` or `Bash(:*)`.
+    #[error("permission rule `{rule}` has an empty specifier; write `{name}` to match every call")]
+    EmptySpecifier {
+        /// The rule text.
+        rule: String,
+        /// The tool name, the rule to use instead.
+        name: String,
+    },
+    /// The path pattern is not a valid glob.
+    #[error("permission rule `{rule}`: bad path pattern: {message}")]
+    BadPattern {
+        /// The rule text.
+        rule: String,
+        /// What is wrong with it.
+        message: String,
+    },
+}
+
+/// One parsed permission rule.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// The tool name as displayed: canonical for built-in tools, as written otherwise.
+    tool: String,
+    /// The tool name lowercased with `_` removed, for comparisons.
+    key: String,
+    specifier: Option<Specifier>,
+}
+
+#[derive(Debug, Clone)]
+enum Specifier {
+    /// `Bash(git status:*)`: the command's first words.
+    CommandPrefix { text: String, words: Vec<String> },
+    /// `Bash(npm run test)`: the whole command.
+    CommandExact { text: String, words: Vec<String> },
+    /// `Edit(src/**)` and the like.
+    Path(PathPattern),
+    /// `WebFetch(domain:example.com)`: kept for when fetch calls carry a URL.
+    Domain(String),
+    /// A specifier for a tool whose calls carry nothing to match it against.
+    Other(String),
+}
+
+/// A path pattern and the directory it is relative to.
+#[derive(Debug, Clone)]
+struct PathPattern {
+    text: String,
+    base: Base,
+    matcher: GlobMatcher,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Base {
+    Cwd,
+    Home,
+    Root,
+}
+
+/// Tools whose specifier is a path pattern.
+const PATH_TOOLS: [&str; 7] = [
+    "read",
+    "edit",
+    "write",
+    "multiedit",
+    "grep",
+    "glob",
+    "notebookedit",
+];
+
+/// `name` lowercased with `_` removed: the form tool names are compared in.
+pub(crate) fn normalize_name(name: &str) -> String {
+    name.chars()
+        .filter(|c| *c != '_')
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The display name of a tool: Claude Code's spelling for built-in tools, else as given.
+pub(crate) fn canonical_name(name: &str) -> String {
+    let canonical = match normalize_name(name).as_str() {
+        "bash" => "Bash",
+        "read" => "Read",
+        "edit" => "Edit",
+        "write" => "Write",
+        "multiedit" => "MultiEdit",
+        "grep" => "Grep",
+        "glob" => "Glob",
+        "notebookedit" => "NotebookEdit",
+        "webfetch" => "WebFetch",
+        "websearch" => "WebSearch",
+        _ => return name.to_owned(),
+    };
+    canonical.to_owned()
+}
+
+impl Rule {
+    /// Parses `Tool` or `Tool(specifier)`.
+    pub fn parse(text: &str) -> Result<Rule, RuleError> {
+        let text = text.trim();
+        let unbalanced = || RuleError::Unbalanced {
+            rule: text.to_owned(),
+        };
+        let (name, inner) = match text.find('(') {
+            None if text.contains(')') => return Err(unbalanced()),
+            None => (text, None),
+            Some(open) => {
+                let inner = text[open + 1..].strip_suffix(')').ok_or_else(unbalanced)?;
+                if !balanced(inner) {
+                    return Err(unbalanced());
+                }
+                (text[..open].trim(), Some(inner.trim()))
+            }
+        };
+        if name.is_empty() {
+            return Err(RuleError::EmptyName {
+                rule: text.to_owned(),
+            });
+        }
+        if !name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        {
+            return Err(RuleError::BadName {
+                rule: text.to_owned(),
+                name: name.to_owned(),
+            });
+        }
+        let key = normalize_name(name);
+        let tool = canonical_name(name);
+        let specifier = match inner {
+            None => None,
+            Some("") => {
+                return Err(RuleError::EmptySpecifier {
+                    rule: text.to_owned(),
+                    name: tool,
+                });
+            }
+            Some(inner) => Some(parse_specifier(text, &key, &tool, inner)?),
+        };
+        Ok(Rule {
+            tool,
+            key,
+            specifier,
+        })
+    }
+
+    /// The tool name this rule is about, e.g. `Bash`.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// Whether the rule names the tool (or, for `Read`/`Edit`, its category).
+    pub(crate) fn applies_to(&self, tool: &str, category: ToolCategory) -> bool {
+        match self.key.as_str() {
+            "read" if category == ToolCategory::Read => true,
+            "edit" if category == ToolCategory::Edit => true,
+            key => key == normalize_name(tool),
+        }
+    }
+
+    /// Whether the rule has no specifier, so it covers every call of its tool.
+    pub(crate) fn is_bare(&self) -> bool {
+        self.specifier.is_none()
+    }
+
+    /// Whether the rule's path pattern matches `path`; false for rules without one.
+    pub(crate) fn matches_path(&self, path: &Path, cwd: &Path, home: Option<&Path>) -> bool {
+        let Some(Specifier::Path(pattern)) = &self.specifier else {
+            return false;
+        };
+        let base = match pattern.base {
+            Base::Cwd => normalize(cwd),
+            Base::Home => match home {
+                Some(home) => normalize(home),
+                None => return false,
+            },
+            Base::Root => Path::new("/").to_owned(),
+        };
+        let path = normalize(path);
+        let Ok(relative) = path.strip_prefix(&base) else {
+            return false;
+        };
+        // Gitignore style: a pattern naming a directory covers everything below it.
+        relative
+            .ancestors()
+            .filter(|ancestor| !ancestor.as_os_str().is_empty())
+            .any(|ancestor| pattern.matcher.is_match(ancestor))
+    }
+
+    /// Whether the rule's command specifier matches one simple command.
+    ///
+    /// With `strict`, a prefix rule does not vouch for a part that runs a substitution or
+    /// redirects to a file (used for allow rules); deny and ask rules match regardless.
+    pub(crate) fn matches_command(&self, part: &CommandPart, strict: bool) -> bool {
+        match &self.specifier {
+            Some(Specifier::CommandPrefix { words, .. }) => {
+                !(strict && part.has_side_channel) && part.words.starts_with(words)
+            }
+            Some(Specifier::CommandExact { words, .. }) => part.words == *words,
+            _ => false,
+        }
+    }
+}
+
+fn parse_specifier(rule: &str, key: &str, tool: &str, inner: &str) -> Result<Specifier, RuleError> {
+    if key == "bash" {
+        return Ok(match inner.strip_suffix(":*") {
+            Some(prefix) if prefix.trim().is_empty() => {
+                return Err(RuleError::EmptySpecifier {
+                    rule: rule.to_owned(),
+                    name: tool.to_owned(),
+                });
+            }
+            Some(prefix) => Specifier::CommandPrefix {
+                text: prefix.trim().to_owned(),
+                words: words(prefix),
+            },
+            None => Specifier::CommandExact {
+                text: inner.to_owned(),
+                words: words(inner),
+            },
+        });
+    }
+    if PATH_TOOLS.contains(&key) {
+        return parse_path(rule, inner).map(Specifier::Path);
+    }
+    if key == "webfetch"
+        && let Some(domain) = inner.strip_prefix("domain:")
+    {
+        return Ok(Specifier::Domain(domain.trim().to_owned()));
+    }
+    Ok(Specifier::Other(inner.to_owned()))
+}
+
+/// Reads a path pattern: `//abs`, `~/in-home`, `/anchored-at-cwd`, `./anchored-at-cwd`,
+/// `dir/anchored-at-cwd`, or `name` (no `/`) which matches at any depth.
+fn parse_path(rule: &str, text: &str) -> Result<PathPattern, RuleError> {
+    let (base, rest, anchored) = if let Some(rest) = text.strip_prefix("//") {
+        (Base::Root, rest, true)
+    } else if let Some(rest) = text.strip_prefix("~/") {
+        (Base::Home, rest, true)
+    } else if text == "~" {
+        (Base::Home, "", true)
+    } else if let Some(rest) = text.strip_prefix("./") {
+        (Base::Cwd, rest, true)
+    } else if let Some(rest) = text.strip_prefix('/') {
+        (Base::Cwd, rest, true)
+    } else {
+        (Base::Cwd, text, text.trim_end_matches('/').contains('/'))
+    };
+    let mut glob = rest.to_owned();
+    if glob.is_empty() || glob.ends_with('/') {
+        glob.push_str("**");
+    }
+    if !anchored {
+        glob.insert_str(0, "**/");
+    }
+    let matcher = GlobBuilder::new(&glob)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .map_err(|err| RuleError::BadPattern {
+            rule: rule.to_owned(),
+            message: err.kind().to_string(),
+        })?
+        .compile_matcher();
+    Ok(PathPattern {
+        text: text.to_owned(),
+        base,
+        matcher,
+    })
+}
+
+/// Whether parentheses in `text` pair up; backslash-escaped ones do not count.
+fn balanced(text: &str) -> bool {
+    let mut depth = 0usize;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '(' => depth += 1,
+            ')' => match depth.checked_sub(1) {
+                Some(less) => depth = less,
+                None => return false,
+            },
+            _ => {}
+        }
+    }
+    depth == 0
+}
+
+impl Rule {
+    /// The specifier as written back, without its parentheses.
+    fn specifier_text(&self) -> Option<String> {
+        self.specifier.as_ref().map(|specifier| match specifier {
+            Specifier::CommandPrefix { text, .. } => format!("{text}:*"),
+            Specifier::CommandExact { text, .. } | Specifier::Other(text) => text.clone(),
+            Specifier::Path(pattern) => pattern.text.clone(),
+            Specifier::Domain(domain) => format!("domain:{domain}"),
+        })
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.tool)?;
+        match self.specifier_text() {
+            Some(text) => write!(f, "({text})"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Rules are equal when they name the same tool (case and `_` aside) and specifier.
+impl PartialEq for Rule {
+    fn eq(&self, other: &Rule) -> bool {
+        self.key == other.key && self.specifier_text() == other.specifier_text()
+    }
+}
+
+impl Eq for Rule {}
+
+impl FromStr for Rule {
+    type Err = RuleError;
+
+    fn from_str(text: &str) -> Result<Rule, RuleError> {
+        Rule::parse(text)
+    }
+}
+
+impl Serialize for Rule {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Rule {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Rule, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Rule::parse(&text).map_err(serde::de::Error::custom)
+    }
+}

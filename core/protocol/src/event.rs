@@ -1,0 +1,205 @@
+//! Events from the agent to a front end.
+//!
+//! A front end renders these and nothing else: `larik -p --output-format stream-json`
+//! prints them one per line, the ACP and LSP servers translate them to their wire formats.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::permission::{PermissionMode, PermissionOption};
+use crate::tool::{FileChange, FileLocation, ToolCallStatus, ToolKind};
+use crate::usage::Usage;
+
+/// Why a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model finished its answer.
+    EndTurn,
+    /// The model hit its output token limit.
+    MaxTokens,
+    /// The turn hit the cap on model requests, or the loop guard stopped it.
+    MaxTurns,
+    /// The model refused to continue.
+    Refusal,
+    /// The user interrupted the turn.
+    Cancelled,
+    /// The turn failed; an [`Event::Error`] came before.
+    Error,
+}
+
+impl StopReason {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::EndTurn => "end_turn",
+            StopReason::MaxTokens => "max_tokens",
+            StopReason::MaxTurns => "max_turns",
+            StopReason::Refusal => "refusal",
+            StopReason::Cancelled => "cancelled",
+            StopReason::Error => "error",
+        }
+    }
+}
+
+/// What kind of error an [`Event::Error`] reports, so a front end can react.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// No API key or a rejected key.
+    Auth,
+    /// The provider rejected the request.
+    BadRequest,
+    /// The conversation no longer fits the model's context window.
+    ContextTooLong,
+    /// The provider stayed unavailable through every retry.
+    Unavailable,
+    /// The provider sent something Larik could not read.
+    Protocol,
+    /// The session file could not be written.
+    Session,
+    /// Anything else.
+    Other,
+}
+
+/// One event from the agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// The agent is ready: which session and model it runs.
+    SessionConfigured {
+        /// The session id.
+        session_id: String,
+        /// The session file.
+        session_path: String,
+        /// The model, as `provider/model`.
+        model: String,
+        /// The permission mode.
+        mode: PermissionMode,
+        /// The working directory.
+        cwd: String,
+        /// Tool names offered to the model, sorted.
+        tools: Vec<String>,
+    },
+    /// A turn began.
+    TurnStarted {
+        /// 1-based number of the user prompt in this session.
+        turn: u32,
+    },
+    /// Streamed text of the model's answer.
+    MessageDelta {
+        /// The new text.
+        text: String,
+    },
+    /// Streamed reasoning of the model.
+    ThoughtDelta {
+        /// The new text.
+        text: String,
+    },
+    /// A complete assistant message was received (its text, possibly empty).
+    MessageComplete {
+        /// The concatenated text blocks.
+        text: String,
+    },
+    /// A tool call was announced.
+    ToolCallBegin {
+        /// The call id.
+        call_id: String,
+        /// The tool name.
+        tool: String,
+        /// What the tool does.
+        kind: ToolKind,
+        /// A short human title, e.g. "Read README.md".
+        title: String,
+        /// The arguments.
+        input: Value,
+        /// Files the call touches.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        locations: Vec<FileLocation>,
+    },
+    /// A tool call changed state, with partial output when there is some.
+    ToolCallUpdate {
+        /// The call id.
+        call_id: String,
+        /// The new status.
+        status: ToolCallStatus,
+        /// Output so far.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<String>,
+    },
+    /// A tool call finished.
+    ToolCallEnd {
+        /// The call id.
+        call_id: String,
+        /// `completed` or `failed`.
+        status: ToolCallStatus,
+        /// The text the model receives.
+        output: String,
+    },
+    /// A file change a tool call proposes (before permission) or has applied.
+    Diff {
+        /// The call id.
+        call_id: String,
+        /// The change.
+        change: FileChange,
+        /// Whether the change is on disk.
+        applied: bool,
+    },
+    /// The agent needs the user's decision; answer with [`crate::Op::PermissionReply`].
+    PermissionRequest {
+        /// Echo this in the reply.
+        request_id: String,
+        /// The call waiting for permission.
+        call_id: String,
+        /// The tool.
+        tool: String,
+        /// The call's title.
+        title: String,
+        /// The arguments.
+        input: Value,
+        /// The choices.
+        options: Vec<PermissionOption>,
+    },
+    /// Tokens and cost of one model request, and the session's running total.
+    Usage {
+        /// `provider/model` that served the request.
+        model: String,
+        /// This request.
+        request: Usage,
+        /// The session (this branch) so far.
+        total: Usage,
+    },
+    /// The permission mode changed.
+    ModeChanged {
+        /// The new mode.
+        mode: PermissionMode,
+    },
+    /// The model changed.
+    ModelChanged {
+        /// The new model.
+        model: String,
+    },
+    /// Something the user should know that is not an error, e.g. a retry.
+    Notice {
+        /// The message.
+        message: String,
+    },
+    /// An error; the turn usually ends after it.
+    Error {
+        /// What kind.
+        kind: ErrorKind,
+        /// A message the user can act on.
+        message: String,
+    },
+    /// The turn ended.
+    TurnComplete {
+        /// Why.
+        stop_reason: StopReason,
+        /// Model requests made in this turn.
+        num_requests: u32,
+        /// The text of the last assistant message.
+        last_message: String,
+        /// Usage of this turn.
+        usage: Usage,
+    },
+}

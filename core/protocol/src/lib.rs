@@ -1,0 +1,19 @@
+//! The protocol every part of Larik agrees on.
+//!
+//! Front ends send [`Op`]s into an agent and receive [`Event`]s back; nothing else crosses
+//! that boundary. The [`transcript`] types are the provider-neutral conversation the agent
+//! keeps and the session files store. This crate is serde only: no IO, no async, no policy.
+
+pub mod event;
+pub mod op;
+pub mod permission;
+pub mod tool;
+pub mod transcript;
+pub mod usage;
+
+pub use event::{Event, StopReason};
+pub use op::{Op, UserContent};
+pub use permission::{PermissionDecision, PermissionMode, PermissionOption, PermissionOptionKind};
+pub use tool::{FileChange, FileLocation, ToolCallStatus, ToolKind};
+pub use transcript::{Block, Message, ResultPart, Role};
+pub use usage::Usage;

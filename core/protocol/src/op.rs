@@ -1,0 +1,64 @@
+//! Submissions from a front end into the agent.
+
+use serde::{Deserialize, Serialize};
+
+use crate::permission::{PermissionDecision, PermissionMode};
+
+/// One piece of a user's turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum UserContent {
+    /// Plain text typed by the user.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image attached to the turn.
+    Image {
+        /// MIME type, e.g. `image/png`.
+        media_type: String,
+        /// Base64-encoded bytes.
+        data: String,
+    },
+}
+
+/// An operation submitted to a running agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Op {
+    /// Start a turn with the user's message. Queued if a turn is already running.
+    UserTurn {
+        /// Text and images, in order.
+        content: Vec<UserContent>,
+    },
+    /// Stop the running turn: the stream is dropped and running tools are killed.
+    Interrupt,
+    /// The answer to an [`crate::Event::PermissionRequest`].
+    PermissionReply {
+        /// The `request_id` of the request being answered.
+        request_id: String,
+        /// What the user chose.
+        decision: PermissionDecision,
+    },
+    /// Switch the permission mode for the following tool calls.
+    SetMode {
+        /// The new mode.
+        mode: PermissionMode,
+    },
+    /// Switch the model for the following requests, as `provider/model`.
+    SetModel {
+        /// The new model name.
+        model: String,
+    },
+    /// Finish the running turn if any, then stop the agent.
+    Shutdown,
+}
+
+impl Op {
+    /// A user turn made of one text block.
+    pub fn user_text(text: impl Into<String>) -> Self {
+        Op::UserTurn {
+            content: vec![UserContent::Text { text: text.into() }],
+        }
+    }
+}

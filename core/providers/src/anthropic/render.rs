@@ -1,0 +1,425 @@
+//! Renders a [`ModelRequest`] as an Anthropic Messages request body.
+//!
+//! Blocks another model may not read are dropped first ([`replayable_blocks`]); messages
+//! left empty disappear and neighbours of the same role merge, because the API wants roles
+//! to alternate. Three prompt-cache breakpoints (system, last tool, last block of the last
+//! message) make each request read the previous one's prefix from the cache.
+
+use larik_protocol::{Block, Message, ResultPart, Role};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+
+use crate::replay::replayable_blocks;
+use crate::{ModelRequest, ReasoningEffort};
+
+use super::PROVIDER;
+
+/// The smallest thinking budget the API accepts.
+const MIN_THINKING_BUDGET: u32 = 1024;
+
+/// A content block: built here, or a stored provider block sent byte for byte.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum WireBlock<'a> {
+    Json(Value),
+    Raw(&'a RawValue),
+}
+
+#[derive(Debug, Serialize)]
+struct WireMessage<'a> {
+    role: &'static str,
+    content: Vec<WireBlock<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    system: Vec<Value>,
+    messages: Vec<WireMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Value>,
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Value>,
+}
+
+fn ephemeral() -> Value {
+    json!({"type": "ephemeral"})
+}
+
+/// The JSON body of a streaming Messages request for `model`.
+pub(super) fn request_body(model: &str, request: &ModelRequest) -> Vec<u8> {
+    let system = if request.system.is_empty() {
+        Vec::new()
+    } else {
+        vec![json!({"type": "text", "text": request.system, "cache_control": ephemeral()})]
+    };
+    let mut tools: Vec<Value> = request
+        .tools
+        .iter()
+        .map(|tool| {
+            json!({
+                "name": tool.name,
+                "description": tool.description,
+                "input_schema": tool.input_schema,
+            })
+        })
+        .collect();
+    if let Some(Value::Object(last)) = tools.last_mut() {
+        last.insert("cache_control".into(), ephemeral());
+    }
+    let mut messages = render_messages(&request.messages, model);
+    if let Some(last) = messages.last_mut() {
+        mark_cache_breakpoint(&mut last.content);
+    }
+    let body = Body {
+        model,
+        max_tokens: request.max_output_tokens,
+        system,
+        messages,
+        tools,
+        stream: true,
+        thinking: request
+            .reasoning
+            .and_then(|effort| thinking_budget(effort, request.max_output_tokens))
+            .map(|budget| json!({"type": "enabled", "budget_tokens": budget})),
+    };
+    serde_json::to_vec(&body).expect("string keys and JSON values always serialize")
+}
+
+/// The thinking budget for `effort`, kept below `max_tokens` with room for an answer;
+/// `None` when the limit is too small to think at all.
+fn thinking_budget(effort: ReasoningEffort, max_tokens: u32) -> Option<u32> {
+    let wanted = match effort {
+        ReasoningEffort::Low => 2_048,
+        ReasoningEffort::Medium => 8_192,
+        ReasoningEffort::High => 32_000,
+    };
+    let budget = wanted.min(max_tokens.saturating_sub(MIN_THINKING_BUDGET));
+    (budget >= MIN_THINKING_BUDGET).then_some(budget)
+}
+
+fn render_messages<'a>(messages: &'a [Message], model: &str) -> Vec<WireMessage<'a>> {
+    let mut out: Vec<WireMessage<'a>> = Vec::new();
+    for message in messages {
+        let content: Vec<WireBlock<'a>> = replayable_blocks(message, PROVIDER, model)
+            .into_iter()
+            .filter_map(render_block)
+            .collect();
+        if content.is_empty() {
+            continue;
+        }
+        let role = match message.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        };
+        match out.last_mut() {
+            Some(previous) if previous.role == role => previous.content.extend(content),
+            _ => out.push(WireMessage { role, content }),
+        }
+    }
+    for message in &mut out {
+        if message.role == "user" {
+            // The API wants a user message's tool results before anything else in it.
+            message.content.sort_by_key(|block| !is_type(block, "tool_result"));
+        }
+    }
+    out
+}
+
+fn is_type(block: &WireBlock<'_>, kind: &str) -> bool {
+    matches!(block, WireBlock::Json(value) if value.get("type").and_then(Value::as_str) == Some(kind))
+}
+
+/// Puts a cache breakpoint on the last block that can carry one (thinking blocks and stored
+/// raw blocks cannot).
+fn mark_cache_breakpoint(content: &mut [WireBlock<'_>]) {
+    for block in content.iter_mut().rev() {
+        if let WireBlock::Json(Value::Object(object)) = block
+            && object.get("type").and_then(Value::as_str) != Some("thinking")
+        {
+            object.insert("cache_control".into(), ephemeral());
+            return;
+        }
+    }
+}
+
+fn render_block(block: &Block) -> Option<WireBlock<'_>> {
+    let value = match block {
+        // The API rejects empty text blocks.
+        Block::Text { text } if text.is_empty() => return None,
+        Block::Text { text } => json!({"type": "text", "text": text}),
+        Block::Image { media_type, data } => image(media_type, data),
+        Block::Thinking {
+            text,
+            signature: Some(signature),
+            ..
+        } => json!({"type": "thinking", "thinking": text, "signature": signature}),
+        Block::Thinking { signature: None, .. } => return None,
+        // A stored block that is not JSON (a damaged session) cannot be sent; dropping it
+        // costs the model some reasoning, not the conversation.
+        Block::Opaque { raw, .. } => return serde_json::from_str(raw).ok().map(WireBlock::Raw),
+        Block::ToolCall { id, name, input } => {
+            json!({"type": "tool_use", "id": id, "name": name, "input": tool_input(input)})
+        }
+        Block::ToolResult {
+            call_id,
+            content,
+            is_error,
+        } => {
+            let mut result = Map::new();
+            result.insert("type".into(), "tool_result".into());
+            result.insert("tool_use_id".into(), call_id.clone().into());
+            if !content.is_empty() {
+                let parts = content
+                    .iter()
+                    .map(|part| match part {
+                        ResultPart::Text { text } => json!({"type": "text", "text": text}),
+                        ResultPart::Image { media_type, data } => image(media_type, data),
+                    })
+                    .collect();
+                result.insert("content".into(), Value::Array(parts));
+            }
+            if *is_error {
+                result.insert("is_error".into(), true.into());
+            }
+            Value::Object(result)
+        }
+    };
+    Some(WireBlock::Json(value))
+}
+
+fn image(media_type: &str, data: &str) -> Value {
+    json!({
+        "type": "image",
+        "source": {"type": "base64", "media_type": media_type, "data": data},
+    })
+}
+
+/// The API wants an object; arguments the model sent that were not a JSON object are sent
+/// back wrapped, so the transcript stays truthful about what it said.
+fn tool_input(input: &Value) -> Value {
+    match input {
+        Value::Object(_) => input.clone(),
+        Value::String(text) => json!({"_invalid_arguments": text}),
+        other => json!({"_invalid_arguments": other.to_string()}),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ToolSpec;
+
+    const MODEL: &str = "claude-sonnet-4-5";
+
+    fn request(messages: Vec<Message>) -> ModelRequest {
+        ModelRequest {
+            system: "You are Larik.".into(),
+            messages,
+            tools: vec![
+                ToolSpec {
+                    name: "edit".into(),
+                    description: "Edit a file".into(),
+                    input_schema: json!({"type": "object"}),
+                },
+                ToolSpec {
+                    name: "read".into(),
+                    description: "Read a file".into(),
+                    input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+                },
+            ],
+            max_output_tokens: 16_000,
+            reasoning: None,
+        }
+    }
+
+    fn render(request: &ModelRequest) -> (String, Value) {
+        let bytes = request_body(MODEL, request);
+        let text = String::from_utf8(bytes).expect("JSON is UTF-8");
+        let value = serde_json::from_str(&text).expect("the body is JSON");
+        (text, value)
+    }
+
+    fn tool_turn() -> Vec<Message> {
+        vec![
+            Message::user_text("read a.txt"),
+            Message::assistant(
+                vec![
+                    Block::Thinking {
+                        text: "I should read it".into(),
+                        signature: Some("c2lnbmF0dXJl+/=".into()),
+                        provider: "anthropic".into(),
+                    },
+                    Block::Opaque {
+                        provider: "anthropic".into(),
+                        raw: r#"{"type":"redacted_thinking","data":"EmwKAhgB  xyz"}"#.into(),
+                    },
+                    Block::Text { text: "Reading.".into() },
+                    Block::ToolCall {
+                        id: "toolu_1".into(),
+                        name: "read".into(),
+                        input: json!({"path": "a.txt"}),
+                    },
+                ],
+                format!("anthropic/{MODEL}"),
+            ),
+            Message {
+                role: Role::User,
+                content: vec![Block::ToolResult {
+                    call_id: "toolu_1".into(),
+                    content: vec![
+                        ResultPart::text("hello"),
+                        ResultPart::Image {
+                            media_type: "image/png".into(),
+                            data: "iVBOR".into(),
+                        },
+                    ],
+                    is_error: false,
+                }],
+                model: None,
+            },
+        ]
+    }
+
+    #[test]
+    fn the_body_has_model_limits_system_tools_and_streaming() {
+        let (_, body) = render(&request(vec![Message::user_text("hi")]));
+        assert_eq!(body["model"], MODEL);
+        assert_eq!(body["max_tokens"], 16_000);
+        assert_eq!(body["stream"], true);
+        assert_eq!(
+            body["system"],
+            json!([{"type": "text", "text": "You are Larik.", "cache_control": {"type": "ephemeral"}}])
+        );
+        assert_eq!(body["tools"][0], json!({"name": "edit", "description": "Edit a file", "input_schema": {"type": "object"}}));
+        assert_eq!(body["tools"][1]["cache_control"], json!({"type": "ephemeral"}));
+        assert!(body.get("thinking").is_none());
+    }
+
+    #[test]
+    fn cache_breakpoints_are_at_most_four_and_mark_the_last_block() {
+        let (text, body) = render(&request(tool_turn()));
+        assert_eq!(text.matches("cache_control").count(), 3);
+        let last = &body["messages"][2]["content"][0];
+        assert_eq!(last["type"], "tool_result");
+        assert_eq!(last["cache_control"], json!({"type": "ephemeral"}));
+    }
+
+    #[test]
+    fn blocks_render_in_the_wire_shapes() {
+        let (text, body) = render(&request(tool_turn()));
+        let assistant = &body["messages"][1];
+        assert_eq!(assistant["role"], "assistant");
+        assert_eq!(
+            assistant["content"][0],
+            json!({"type": "thinking", "thinking": "I should read it", "signature": "c2lnbmF0dXJl+/="})
+        );
+        assert_eq!(assistant["content"][2], json!({"type": "text", "text": "Reading."}));
+        assert_eq!(
+            assistant["content"][3],
+            json!({"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a.txt"}})
+        );
+        // The stored redacted block goes out exactly as it came in, spacing and all.
+        assert!(text.contains(r#"{"type":"redacted_thinking","data":"EmwKAhgB  xyz"}"#));
+        let result = &body["messages"][2]["content"][0];
+        assert_eq!(result["tool_use_id"], "toolu_1");
+        assert_eq!(result["content"][0], json!({"type": "text", "text": "hello"}));
+        assert_eq!(
+            result["content"][1],
+            json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBOR"}})
+        );
+        assert!(result.get("is_error").is_none());
+    }
+
+    #[test]
+    fn another_models_reasoning_is_left_out() {
+        let mut messages = tool_turn();
+        messages[1].model = Some("anthropic/claude-opus-4-5".into());
+        let (text, _) = render(&request(messages));
+        assert!(!text.contains("redacted_thinking"));
+        assert!(!text.contains("\"thinking\""));
+        assert!(text.contains("tool_use"));
+    }
+
+    #[test]
+    fn invalid_arguments_are_sent_wrapped_as_they_were() {
+        let messages = vec![
+            Message::user_text("go"),
+            Message::assistant(
+                vec![Block::ToolCall {
+                    id: "toolu_2".into(),
+                    name: "read".into(),
+                    input: Value::String("{\"path\": ".into()),
+                }],
+                "anthropic/claude-sonnet-4-5",
+            ),
+            Message {
+                role: Role::User,
+                content: vec![Block::ToolResult {
+                    call_id: "toolu_2".into(),
+                    content: vec![ResultPart::text("invalid arguments")],
+                    is_error: true,
+                }],
+                model: None,
+            },
+        ];
+        let (_, body) = render(&request(messages));
+        assert_eq!(
+            body["messages"][1]["content"][0]["input"],
+            json!({"_invalid_arguments": "{\"path\": "})
+        );
+        assert_eq!(body["messages"][2]["content"][0]["is_error"], true);
+    }
+
+    #[test]
+    fn empty_messages_drop_and_same_role_neighbours_merge() {
+        let messages = vec![
+            Message::user_text("first"),
+            Message::assistant(
+                vec![Block::Thinking {
+                    text: "display only".into(),
+                    signature: None,
+                    provider: "openai".into(),
+                }],
+                "openai/gpt-5",
+            ),
+            Message {
+                role: Role::User,
+                content: vec![
+                    Block::Text { text: "second".into() },
+                    Block::ToolResult {
+                        call_id: "c".into(),
+                        content: vec![],
+                        is_error: false,
+                    },
+                ],
+                model: None,
+            },
+        ];
+        let (_, body) = render(&request(messages));
+        let wire = body["messages"].as_array().expect("messages array");
+        assert_eq!(wire.len(), 1);
+        let content = wire[0]["content"].as_array().expect("content array");
+        let kinds: Vec<&str> = content.iter().filter_map(|b| b["type"].as_str()).collect();
+        assert_eq!(kinds, ["tool_result", "text", "text"]);
+    }
+
+    #[test]
+    fn thinking_budget_follows_effort_and_stays_below_the_limit() {
+        let mut req = request(vec![Message::user_text("hi")]);
+        req.reasoning = Some(ReasoningEffort::High);
+        let (_, body) = render(&req);
+        assert_eq!(body["thinking"], json!({"type": "enabled", "budget_tokens": 14_976}));
+        req.max_output_tokens = 64_000;
+        req.reasoning = Some(ReasoningEffort::Low);
+        let (_, body) = render(&req);
+        assert_eq!(body["thinking"]["budget_tokens"], 2_048);
+        req.max_output_tokens = 1_500;
+        let (_, body) = render(&req);
+        assert!(body.get("thinking").is_none());
+    }
+}

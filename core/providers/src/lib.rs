@@ -1,0 +1,164 @@
+//! Model providers behind one streaming interface.
+//!
+//! Each wire format lives in its own module and is the only code that knows it. The agent
+//! sees a [`ModelClient`] that turns a neutral [`ModelRequest`] into a stream of
+//! [`StreamEvent`]s ending in one [`ModelResponse`]. [`replay`] decides which transcript
+//! blocks each provider may receive, and [`retry`] wraps any client with bounded retries.
+
+pub mod anthropic;
+pub mod error;
+pub mod openai_responses;
+pub mod pricing;
+pub mod replay;
+pub mod retry;
+mod http;
+mod sse;
+
+use std::pin::Pin;
+use std::sync::Arc;
+
+use futures::Stream;
+use larik_protocol::{Block, Message, Usage};
+use serde_json::Value;
+
+pub use error::ProviderError;
+pub use retry::{RetryPolicy, stream_with_retry};
+
+/// A tool as offered to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    /// The tool's name.
+    pub name: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// JSON schema of its input object.
+    pub input_schema: Value,
+}
+
+/// How hard the model should think, for models that reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReasoningEffort {
+    /// Little reasoning.
+    Low,
+    /// The default.
+    Medium,
+    /// Much reasoning.
+    High,
+}
+
+/// One request, in neutral form. The provider module renders it in its wire format.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelRequest {
+    /// The system prompt; fixed for a context so the prompt cache keeps working.
+    pub system: String,
+    /// The conversation so far. Blocks the provider may not receive are dropped by
+    /// [`replay::replayable_blocks`].
+    pub messages: Vec<Message>,
+    /// Tools, sorted by name.
+    pub tools: Vec<ToolSpec>,
+    /// Output token limit.
+    pub max_output_tokens: u32,
+    /// Reasoning effort, `None` to leave reasoning off (or at the model's default).
+    pub reasoning: Option<ReasoningEffort>,
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelStop {
+    /// The answer is complete.
+    EndTurn,
+    /// The model asked for tools.
+    ToolUse,
+    /// The output token limit was reached.
+    MaxTokens,
+    /// The model refused.
+    Refusal,
+}
+
+/// A complete answer from the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelResponse {
+    /// The blocks of the assistant message, in order.
+    pub content: Vec<Block>,
+    /// Why it stopped.
+    pub stop: ModelStop,
+    /// Tokens used and their cost.
+    pub usage: Usage,
+}
+
+/// One item of a response stream.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    /// More answer text.
+    TextDelta(String),
+    /// More reasoning text.
+    ThinkingDelta(String),
+    /// The model began a tool call.
+    ToolCallStarted {
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+    },
+    /// The attempt failed and will be retried: discard everything received since the
+    /// request began.
+    Retrying {
+        /// The attempt that comes next, from 2.
+        attempt: u32,
+        /// How long the wait before it is, in milliseconds.
+        delay_ms: u64,
+        /// Why the previous attempt failed.
+        reason: String,
+    },
+    /// The answer is complete. Always the last item of a successful stream.
+    Completed(ModelResponse),
+}
+
+/// A stream of one response. Ends after [`StreamEvent::Completed`] or an error.
+pub type ResponseStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, ProviderError>> + Send>>;
+
+/// A model behind a provider's API.
+pub trait ModelClient: Send + Sync {
+    /// The provider id, e.g. `anthropic`.
+    fn provider(&self) -> &str;
+    /// The model id at that provider, e.g. `claude-sonnet-4-5`.
+    fn model(&self) -> &str;
+    /// One attempt at a request, without retries. Dropping the stream aborts the request.
+    fn stream(&self, request: Arc<ModelRequest>) -> ResponseStream;
+}
+
+/// Where and with what key to reach a provider.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Endpoint {
+    /// The API key, if one is set.
+    pub api_key: Option<String>,
+    /// The base URL (without the `/v1/...` path); `None` for the provider's default.
+    pub base_url: Option<String>,
+}
+
+/// The providers this build knows, by id.
+pub const PROVIDERS: [&str; 2] = ["anthropic", "openai"];
+
+/// Splits `provider/model` into its parts.
+pub fn split_model_name(name: &str) -> Result<(&str, &str), ProviderError> {
+    match name.split_once('/') {
+        Some((provider, model)) if !provider.is_empty() && !model.is_empty() => {
+            Ok((provider, model))
+        }
+        _ => Err(ProviderError::BadModelName {
+            name: name.to_string(),
+        }),
+    }
+}
+
+/// Builds the client for `provider/model` with its endpoint.
+pub fn connect(model_name: &str, endpoint: &Endpoint) -> Result<Arc<dyn ModelClient>, ProviderError> {
+    let (provider, model) = split_model_name(model_name)?;
+    match provider {
+        "anthropic" => Ok(Arc::new(anthropic::AnthropicClient::new(model, endpoint)?)),
+        "openai" => Ok(Arc::new(openai_responses::OpenAiResponsesClient::new(model, endpoint)?)),
+        other => Err(ProviderError::UnknownProvider {
+            provider: other.to_string(),
+        }),
+    }
+}

@@ -1,0 +1,66 @@
+//! The one error type of this crate.
+
+use std::path::PathBuf;
+
+/// A session could not be created, read, found or written.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// A file or directory operation failed.
+    #[error("session file {path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// The file holds no meta entry, so it is not a session.
+    #[error("{path} is not a session file: it has no meta entry")]
+    NoMeta {
+        /// The file.
+        path: PathBuf,
+    },
+    /// No session with this id exists in any project.
+    #[error("no session with id `{id}`")]
+    NotFound {
+        /// The id asked for.
+        id: String,
+    },
+    /// The id could name a file outside the sessions directory.
+    #[error("`{id}` is not a valid session id")]
+    InvalidId {
+        /// The id given.
+        id: String,
+    },
+    /// A fork point that would split a turn.
+    #[error(
+        "cannot fork at message {keep}: a fork must keep whole turns \
+         (the index of a prompt, or {len} to keep everything)"
+    )]
+    NotATurnBoundary {
+        /// The number of messages asked to keep.
+        keep: usize,
+        /// The number of messages in the session.
+        len: usize,
+    },
+    /// Rewinding to a prompt the session does not have.
+    #[error("cannot rewind to prompt {number}: the session has {count} prompt(s)")]
+    NoSuchPrompt {
+        /// The 1-based prompt number asked for.
+        number: usize,
+        /// How many prompts the session has.
+        count: usize,
+    },
+    /// An entry could not be encoded, e.g. a cwd that is not UTF-8.
+    #[error("cannot encode a session entry: {0}")]
+    Encode(#[from] serde_json::Error),
+}
+
+impl SessionError {
+    /// Wraps an IO error with the path it concerns.
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        SessionError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}

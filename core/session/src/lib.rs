@@ -1,0 +1,18 @@
+//! Append-only JSONL sessions: create, resume, fork and rewind a conversation.
+//!
+//! A session is one file, `<data_dir>/sessions/<cwd-slug>/<id>.jsonl`, holding one JSON
+//! entry per line. Entries form a linked list through `parent_id`, and a file is only ever
+//! appended to: forking or rewinding writes a new file and leaves the source untouched, so
+//! a crash can at worst leave one torn last line, which reading tolerates.
+
+mod entry;
+mod error;
+mod load;
+mod store;
+mod writer;
+
+pub use entry::SessionMeta;
+pub use error::SessionError;
+pub use load::LoadedSession;
+pub use store::{SessionInfo, SessionStore, cwd_slug};
+pub use writer::SessionWriter;

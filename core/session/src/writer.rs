@@ -1,0 +1,105 @@
+//! Appending entries to a session file.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use larik_protocol::{Message, Usage};
+
+use crate::entry::SessionMeta;
+use crate::entry::{Entry, EntryBody, MetaRecord, random_hex, rfc3339};
+use crate::error::SessionError;
+
+/// An open session file that entries are appended to.
+///
+/// Every append is one `write` of one complete line followed by a flush, so a reader never
+/// sees more than the last line torn, and each entry's `parent_id` is the previous entry's id.
+#[derive(Debug)]
+pub struct SessionWriter {
+    id: String,
+    path: PathBuf,
+    file: File,
+    last_entry: Option<String>,
+}
+
+impl SessionWriter {
+    /// Wraps a file opened for appending; `last_entry` is the id of its last entry.
+    pub(crate) fn new(id: String, path: PathBuf, file: File, last_entry: Option<String>) -> Self {
+        SessionWriter {
+            id,
+            path,
+            file,
+            last_entry,
+        }
+    }
+
+    /// The session id (the file name without `.jsonl`).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The session file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends a message of the conversation.
+    pub fn append_message(&mut self, message: &Message) -> Result<(), SessionError> {
+        self.append(EntryBody::Message {
+            message: message.clone(),
+        })
+    }
+
+    /// Appends the usage of one model request served by `model` (`provider/model`).
+    pub fn append_usage(&mut self, model: &str, usage: &Usage) -> Result<(), SessionError> {
+        self.append(EntryBody::Usage {
+            usage: *usage,
+            model: model.to_owned(),
+        })
+    }
+
+    /// Appends a compaction: on replay, `summary` replaces every earlier message.
+    pub fn append_compaction(&mut self, summary: &str) -> Result<(), SessionError> {
+        self.append(EntryBody::Compaction {
+            summary: summary.to_owned(),
+        })
+    }
+
+    /// Appends the meta entry that starts a new file.
+    pub(crate) fn append_meta(&mut self, meta: &SessionMeta) -> Result<(), SessionError> {
+        self.append(EntryBody::Meta {
+            meta: MetaRecord {
+                meta: meta.clone(),
+                version: env!("CARGO_PKG_VERSION").to_owned(),
+            },
+        })
+    }
+
+    /// Writes a newline, so a torn last line does not swallow the next entry.
+    pub(crate) fn end_torn_line(&mut self) -> Result<(), SessionError> {
+        self.write_line(String::new())
+    }
+
+    fn append(&mut self, body: EntryBody) -> Result<(), SessionError> {
+        let entry = Entry {
+            id: random_hex(8),
+            parent_id: self.last_entry.clone(),
+            time: rfc3339(SystemTime::now()),
+            body,
+        };
+        let line = serde_json::to_string(&entry)?;
+        self.write_line(line)?;
+        self.last_entry = Some(entry.id);
+        Ok(())
+    }
+
+    /// Writes `line` and its newline in one call so concurrent readers see whole lines.
+    fn write_line(&mut self, mut line: String) -> Result<(), SessionError> {
+        line.push('\n');
+        self.file
+            .write_all(line.as_bytes())
+            .and_then(|()| self.file.flush())
+            .map_err(|err| SessionError::io(&self.path, err))
+    }
+}

@@ -1,0 +1,329 @@
+//! Test support for Larik: a fake model API server on loopback. It speaks the real
+//! streaming wire formats of the Anthropic Messages API and the OpenAI Responses API,
+//! answers each request with the next scripted [`Reply`] (one queue shared by both
+//! endpoints), records every request, and checks every request for protocol violations
+//! such as a tool result that answers no tool call. Provider code under test talks to it
+//! over real HTTP, so the real client code is what runs.
+
+mod anthropic;
+mod checks;
+mod openai;
+pub mod script;
+mod sse;
+
+pub use script::*;
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{HeaderName, HeaderValue, StatusCode};
+use axum::response::Response;
+use serde_json::Value;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+/// Largest request body the server accepts; requests are whole conversations, so be generous.
+const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+
+/// One request the fake server received.
+#[derive(Debug, Clone)]
+pub struct RecordedRequest {
+    /// The request path, e.g. `/v1/messages`.
+    pub path: String,
+    /// The request headers, names in lower case, in arrival order.
+    pub headers: Vec<(String, String)>,
+    /// The body parsed as JSON, or `Value::Null` when it is not JSON.
+    pub body: Value,
+    /// The body as text (lossy UTF-8).
+    pub raw_body: String,
+}
+
+impl RecordedRequest {
+    /// The first value of header `name`, compared case-insensitively.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+    }
+}
+
+/// A callback run for each request as it arrives, after it has been recorded.
+type Observer = Box<dyn Fn(&RecordedRequest) + Send + Sync>;
+
+/// What the server task and the handle share.
+struct Shared {
+    state: Mutex<State>,
+    /// How many requests have arrived; `wait_for_requests` watches it.
+    count: watch::Sender<usize>,
+    /// Flips to `true` on shutdown so hanging streams end with the server.
+    stopped: watch::Sender<bool>,
+    observer: Mutex<Option<Observer>>,
+}
+
+#[derive(Default)]
+struct State {
+    queue: VecDeque<Reply>,
+    requests: Vec<RecordedRequest>,
+    violations: Vec<String>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock leaves plain data behind, still fine to read.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// A fake model API server on `127.0.0.1`, serving scripted replies in order.
+///
+/// Dropping it stops the server; [`FakeModelServer::shutdown`] does the same and waits.
+pub struct FakeModelServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl FakeModelServer {
+    /// Binds `127.0.0.1:0` and serves in a tokio task.
+    ///
+    /// # Panics
+    /// When no loopback port can be bound, which leaves a test nothing to run against.
+    pub async fn start() -> FakeModelServer {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .expect("binding a loopback port for the fake model server");
+        let addr = listener
+            .local_addr()
+            .expect("a bound listener has a local address");
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            count: watch::channel(0).0,
+            stopped: watch::channel(false).0,
+            observer: Mutex::new(None),
+        });
+        let handler_shared = Arc::clone(&shared);
+        let app = Router::new().fallback(move |request: Request| {
+            let shared = Arc::clone(&handler_shared);
+            async move { handle(shared, request).await }
+        });
+        let mut stopped = shared.stopped.subscribe();
+        let task = tokio::spawn(async move {
+            let shutdown = async move {
+                // Ends on the stop flag or when the handle is gone.
+                let _ = stopped.wait_for(|stop| *stop).await;
+            };
+            // An accept error ends the server; the tests then see connection failures.
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(shutdown)
+                .await;
+        });
+        FakeModelServer {
+            addr,
+            shared,
+            task: Some(task),
+        }
+    }
+
+    /// The base URL for the Anthropic client, which posts to `{base}/v1/messages`.
+    pub fn anthropic_base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The base URL for the OpenAI client, which posts to `{base}/responses`.
+    pub fn openai_base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// Queues a reply; both endpoints take replies from this one queue, first in first out.
+    pub fn enqueue(&self, reply: impl Into<Reply>) {
+        self.shared.lock().queue.push_back(reply.into());
+    }
+
+    /// Every request received so far, in arrival order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.shared.lock().requests.clone()
+    }
+
+    /// Protocol problems found in the requests so far, each naming its request number.
+    pub fn violations(&self) -> Vec<String> {
+        self.shared.lock().violations.clone()
+    }
+
+    /// Panics listing the protocol violations, if there are any.
+    pub fn assert_no_violations(&self) {
+        let violations = self.violations();
+        assert!(
+            violations.is_empty(),
+            "fake model server saw {} protocol violation(s):\n  {}",
+            violations.len(),
+            violations.join("\n  ")
+        );
+    }
+
+    /// Resolves once at least `n` requests have arrived.
+    pub async fn wait_for_requests(&self, n: usize) {
+        let mut count = self.shared.count.subscribe();
+        // The sender lives in `self`, so the channel cannot close while we wait.
+        let _ = count.wait_for(|arrived| *arrived >= n).await;
+    }
+
+    /// Runs `observer` on each request as it arrives (after it is recorded). The
+    /// `larik-fake-model` binary uses this to write its record file.
+    pub fn on_request(&self, observer: impl Fn(&RecordedRequest) + Send + Sync + 'static) {
+        *self
+            .shared
+            .observer
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(Box::new(observer));
+    }
+
+    /// Stops the server: no new connections, hanging streams end, and the task finishes.
+    pub async fn shutdown(mut self) {
+        self.shared.stopped.send_replace(true);
+        if let Some(task) = self.task.take() {
+            task.abort();
+            // The task was aborted or finished; either way it is gone.
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for FakeModelServer {
+    fn drop(&mut self) {
+        self.shared.stopped.send_replace(true);
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+/// Records one request, checks it, and answers with the next scripted reply.
+async fn handle(shared: Arc<Shared>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let path = parts.uri.path().to_string();
+    let headers = parts
+        .headers
+        .iter()
+        .map(|(name, value)| {
+            (
+                name.as_str().to_string(),
+                String::from_utf8_lossy(value.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    let raw = axum::body::to_bytes(body, MAX_BODY_BYTES)
+        .await
+        .unwrap_or_default();
+    let raw_body = String::from_utf8_lossy(&raw).into_owned();
+    let parsed: Option<Value> = serde_json::from_slice(&raw).ok();
+
+    let recorded = RecordedRequest {
+        path: path.clone(),
+        headers,
+        body: parsed.clone().unwrap_or(Value::Null),
+        raw_body,
+    };
+    let (number, reply) = {
+        let mut state = shared.lock();
+        state.requests.push(recorded.clone());
+        let number = state.requests.len();
+        let prefix = format!("request {number} ({path})");
+        if parts.method != axum::http::Method::POST {
+            state
+                .violations
+                .push(format!("{prefix}: method {} instead of POST", parts.method));
+        }
+        match &parsed {
+            None => state.violations.push(format!("{prefix}: body is not JSON")),
+            Some(body) => {
+                let found = match path.as_str() {
+                    "/v1/messages" => checks::anthropic(body),
+                    "/v1/responses" => checks::openai(body),
+                    _ => vec!["unknown endpoint".to_string()],
+                };
+                state.violations.extend(
+                    found
+                        .into_iter()
+                        .map(|problem| format!("{prefix}: {problem}")),
+                );
+            }
+        }
+        let reply = state.queue.pop_front();
+        if reply.is_none() {
+            state
+                .violations
+                .push(format!("{prefix}: no scripted reply left"));
+        }
+        (number, reply)
+    };
+    if let Some(observer) = shared
+        .observer
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .as_ref()
+    {
+        observer(&recorded);
+    }
+    shared.count.send_replace(number);
+
+    let Some(reply) = reply else {
+        let body = serde_json::json!({
+            "type": "error",
+            "error": {
+                "type": "fake_model_server_error",
+                "message": format!("fake model server: no scripted reply left for request {number}"),
+            }
+        });
+        return plain(500, &[], body.to_string());
+    };
+    let body = recorded.body;
+    match reply {
+        Reply::Status {
+            status,
+            headers,
+            body,
+        } => plain(status, &headers, body),
+        Reply::RawSse { body } => sse::response(Body::from(body)),
+        Reply::Stream(turn) => {
+            let stopped = shared.stopped.subscribe();
+            let events = if path == "/v1/responses" {
+                openai::render(&turn, &body, number)
+            } else {
+                anthropic::render(&turn, &body, number)
+            };
+            sse::response(sse::body(events, turn.ending, stopped))
+        }
+    }
+}
+
+/// A non-streaming response; JSON unless a scripted header names another content type.
+fn plain(status: u16, headers: &[(String, String)], body: String) -> Response {
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() =
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let map = response.headers_mut();
+    map.insert(
+        axum::http::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    for (name, value) in headers {
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            if name == axum::http::header::CONTENT_TYPE {
+                map.insert(name, value);
+            } else {
+                map.append(name, value);
+            }
+        }
+    }
+    response
+}

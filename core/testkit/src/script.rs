@@ -1,0 +1,208 @@
+//! Scripted model turns, written once and rendered in whichever wire format the request
+//! came in on.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One piece of a scripted answer, streamed in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Item {
+    /// Answer text (streamed in a few deltas).
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// Reasoning. Anthropic: a `thinking` block with this signature. OpenAI: a `reasoning`
+    /// item whose `encrypted_content` is the signature and whose summary is the text.
+    Thinking {
+        /// The reasoning text.
+        text: String,
+        /// The signature / encrypted content.
+        signature: String,
+    },
+    /// A tool call. `arguments` is sent as is, so it may be invalid JSON on purpose.
+    ToolCall {
+        /// The call id.
+        id: String,
+        /// The tool name.
+        name: String,
+        /// The raw argument text.
+        arguments: String,
+    },
+}
+
+/// Why the scripted answer stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stop {
+    /// `end_turn`, or `tool_use` when the turn has tool calls.
+    #[default]
+    Natural,
+    /// The output limit was hit.
+    MaxTokens,
+    /// The model refused.
+    Refusal,
+}
+
+/// How the stream ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ending {
+    /// With the provider's closing events.
+    #[default]
+    Complete,
+    /// The connection is dropped after the items, without the closing events.
+    Cut,
+    /// The items are sent, then nothing more until the client goes away.
+    Hang,
+}
+
+/// A scripted streaming answer.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Turn {
+    /// What is streamed, in order.
+    pub items: Vec<Item>,
+    /// Why it stops.
+    #[serde(default)]
+    pub stop: Stop,
+    /// How the stream ends.
+    #[serde(default)]
+    pub ending: Ending,
+    /// Usage reported: input, output, cache read, cache write tokens.
+    #[serde(default)]
+    pub usage: [u64; 4],
+}
+
+/// One scripted reply to one request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Reply {
+    /// A streamed answer in the request's wire format.
+    Stream(Turn),
+    /// A plain HTTP response, e.g. an error status with the provider's error body.
+    Status {
+        /// HTTP status.
+        status: u16,
+        /// Response headers.
+        #[serde(default)]
+        headers: Vec<(String, String)>,
+        /// Response body.
+        body: String,
+    },
+    /// A `text/event-stream` body sent exactly as given, for malformed streams.
+    RawSse {
+        /// The body.
+        body: String,
+    },
+}
+
+/// Starts a scripted streaming answer.
+pub fn turn() -> Turn {
+    Turn::default()
+}
+
+impl Turn {
+    /// Adds answer text.
+    pub fn text(mut self, text: impl Into<String>) -> Self {
+        self.items.push(Item::Text { text: text.into() });
+        self
+    }
+
+    /// Adds reasoning with its signature.
+    pub fn thinking(mut self, text: impl Into<String>, signature: impl Into<String>) -> Self {
+        self.items.push(Item::Thinking {
+            text: text.into(),
+            signature: signature.into(),
+        });
+        self
+    }
+
+    /// Adds a tool call with JSON arguments.
+    pub fn tool_call(
+        self,
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: Value,
+    ) -> Self {
+        self.tool_call_raw(id, name, arguments.to_string())
+    }
+
+    /// Adds a tool call whose argument text is sent exactly as given.
+    pub fn tool_call_raw(
+        mut self,
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
+        self.items.push(Item::ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+        });
+        self
+    }
+
+    /// Stops with the output limit.
+    pub fn max_tokens(mut self) -> Self {
+        self.stop = Stop::MaxTokens;
+        self
+    }
+
+    /// Stops with a refusal.
+    pub fn refusal(mut self) -> Self {
+        self.stop = Stop::Refusal;
+        self
+    }
+
+    /// Drops the connection after the items.
+    pub fn cut(mut self) -> Self {
+        self.ending = Ending::Cut;
+        self
+    }
+
+    /// Keeps the connection open after the items until the client leaves.
+    pub fn hang(mut self) -> Self {
+        self.ending = Ending::Hang;
+        self
+    }
+
+    /// Sets the usage reported.
+    pub fn usage(mut self, input: u64, output: u64) -> Self {
+        self.usage[0] = input;
+        self.usage[1] = output;
+        self
+    }
+
+    /// Sets the cached part of the usage reported.
+    pub fn cache_usage(mut self, read: u64, write: u64) -> Self {
+        self.usage[2] = read;
+        self.usage[3] = write;
+        self
+    }
+
+    /// Wraps the turn as a reply.
+    pub fn reply(self) -> Reply {
+        Reply::Stream(self)
+    }
+}
+
+impl From<Turn> for Reply {
+    fn from(turn: Turn) -> Self {
+        Reply::Stream(turn)
+    }
+}
+
+/// An error status with a provider-style JSON error body; `kind` is the error type, e.g.
+/// `overloaded_error`.
+pub fn error_status(status: u16, kind: &str, message: &str) -> Reply {
+    Reply::Status {
+        status,
+        headers: Vec::new(),
+        body: serde_json::json!({
+            "type": "error",
+            "error": { "type": kind, "message": message, "code": kind }
+        })
+        .to_string(),
+    }
+}

@@ -1,0 +1,267 @@
+//! The `bash` tool: runs a shell command through the sandbox.
+//!
+//! Standard output and standard error share one pipe, so the model sees them interleaved
+//! in the order the command wrote them, as in a terminal. The command runs in its own
+//! process group: a timeout or an interrupt kills the group, which takes down everything
+//! the command started. A background process that keeps the pipe open after the shell
+//! exits cannot hang the call; reading stops after a short grace period.
+
+use std::os::fd::OwnedFd;
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use larik_protocol::ToolKind;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::io::AsyncReadExt;
+use tokio::net::unix::pipe;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::input::{self, str_field};
+use crate::output::OutputBuffer;
+use crate::{CallTarget, Tool, ToolContext, ToolOutput};
+
+/// Runs a shell command.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BashTool;
+
+/// The input; `description` only feeds the title, read from the raw input.
+#[derive(Debug, Deserialize)]
+struct BashInput {
+    command: String,
+    #[serde(default)]
+    timeout: Option<u64>,
+}
+
+/// How long output is still read after the shell exits while something else holds the
+/// pipe open.
+const EXIT_GRACE: Duration = Duration::from_millis(500);
+
+/// How long reaping a killed shell may take before the call returns anyway.
+const REAP_WAIT: Duration = Duration::from_millis(100);
+
+/// How a run ended.
+enum Ending {
+    Exited(std::io::Result<ExitStatus>),
+    TimedOut,
+    Cancelled,
+}
+
+#[async_trait::async_trait]
+impl Tool for BashTool {
+    fn name(&self) -> &'static str {
+        "bash"
+    }
+
+    fn description(&self) -> &'static str {
+        "Runs a command with bash in the working directory and returns its output (standard \
+         output and standard error interleaved) and exit code. Output past the limit keeps \
+         its start and end. `timeout` is in milliseconds (default 2 minutes, at most 10). \
+         Give a short `description` of what the command does. Prefer read, grep, glob and \
+         edit over cat, grep, find and sed. Redirect the output of background processes \
+         (`cmd > log 2>&1 &`)."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The command line to run"},
+                "timeout": {"type": "integer", "minimum": 1, "description": "Timeout in milliseconds"},
+                "description": {"type": "string", "description": "What the command does, in a few words"}
+            },
+            "required": ["command"],
+            "additionalProperties": false
+        })
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Execute
+    }
+
+    fn read_only(&self) -> bool {
+        false
+    }
+
+    fn title(&self, input: &Value, _ctx: &ToolContext) -> String {
+        let command = str_field(input, "command").unwrap_or_default();
+        match str_field(input, "description").map(str::trim) {
+            Some(description) if !description.is_empty() => format!("{description} (`{command}`)"),
+            _ => command.to_string(),
+        }
+    }
+
+    fn target(&self, input: &Value, _ctx: &ToolContext) -> CallTarget {
+        match str_field(input, "command") {
+            Some(command) => CallTarget::Command(command.to_string()),
+            None => CallTarget::None,
+        }
+    }
+
+    async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
+        let input: BashInput = match input::parse(self.name(), input) {
+            Ok(input) => input,
+            Err(error) => return error,
+        };
+        if input.command.trim().is_empty() {
+            return ToolOutput::error("command is empty; give a command to run.");
+        }
+        if !ctx.cwd.is_dir() {
+            return ToolOutput::error(format!(
+                "The working directory {} does not exist.",
+                ctx.cwd.display()
+            ));
+        }
+        let timeout_ms = input
+            .timeout
+            .filter(|&ms| ms > 0)
+            .unwrap_or(ctx.limits.bash_timeout_ms)
+            .min(ctx.limits.bash_max_timeout_ms);
+        run_command(&input.command, timeout_ms, ctx).await
+    }
+}
+
+async fn run_command(command_line: &str, timeout_ms: u64, ctx: &ToolContext) -> ToolOutput {
+    if ctx.cancel.is_cancelled() {
+        return ToolOutput::error("Command cancelled before it started.");
+    }
+    let (reader, writer) = match std::io::pipe() {
+        Ok(pipe) => pipe,
+        Err(error) => return ToolOutput::error(format!("Could not create a pipe: {error}")),
+    };
+    let writer_for_stderr = match writer.try_clone() {
+        Ok(clone) => clone,
+        Err(error) => return ToolOutput::error(format!("Could not create a pipe: {error}")),
+    };
+    let mut output_pipe = match pipe::Receiver::from_owned_fd(OwnedFd::from(reader)) {
+        Ok(receiver) => receiver,
+        Err(error) => {
+            return ToolOutput::error(format!("Could not read the command's output: {error}"));
+        }
+    };
+    let mut command = ctx.sandbox.shell_command(command_line, &ctx.cwd);
+    command.stdout(writer).stderr(writer_for_stderr);
+    let spawned = command.spawn();
+    // The command object holds our copies of the pipe's write end; EOF only arrives once
+    // they are closed.
+    drop(command);
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(error) => return ToolOutput::error(format!("Could not start the command: {error}")),
+    };
+    let pid = child.id();
+    let kill_group = || {
+        if let Some(pid) = pid {
+            larik_sandbox::kill_process_group(pid);
+        }
+    };
+
+    let mut buffer = OutputBuffer::new(ctx.limits.output_chars);
+    let mut chunk = vec![0_u8; 16 * 1024];
+    let mut pipe_open = true;
+    let deadline = Instant::now() + Duration::from_millis(timeout_ms);
+    let ending = loop {
+        tokio::select! {
+            biased;
+            () = ctx.cancel.cancelled() => break Ending::Cancelled,
+            () = tokio::time::sleep_until(deadline) => break Ending::TimedOut,
+            status = child.wait() => break Ending::Exited(status),
+            read = output_pipe.read(&mut chunk), if pipe_open => match read {
+                Ok(0) | Err(_) => pipe_open = false,
+                Ok(n) => buffer.push(&chunk[..n]),
+            },
+        }
+    };
+
+    match ending {
+        Ending::Cancelled => {
+            kill_group();
+            // SIGKILL lands at once; reaping is quick, and the caller needs us back now.
+            let _ = tokio::time::timeout(REAP_WAIT, child.wait()).await;
+            let mut text = buffer.finish();
+            push_line(
+                &mut text,
+                "Command cancelled; it and the processes it started were killed.",
+            );
+            ToolOutput::error(text)
+        }
+        Ending::TimedOut => {
+            kill_group();
+            let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
+            if pipe_open {
+                drain(&mut output_pipe, &mut buffer, &mut chunk, &ctx.cancel).await;
+            }
+            let mut text = buffer.finish();
+            push_line(
+                &mut text,
+                &format!(
+                    "Command timed out after {timeout_ms} ms; it and the processes it started were killed."
+                ),
+            );
+            ToolOutput::error(text)
+        }
+        Ending::Exited(Err(error)) => {
+            kill_group();
+            ToolOutput::error(format!("Could not wait for the command: {error}"))
+        }
+        Ending::Exited(Ok(status)) => {
+            let reached_end =
+                !pipe_open || drain(&mut output_pipe, &mut buffer, &mut chunk, &ctx.cancel).await;
+            let mut text = buffer.finish();
+            if !reached_end {
+                push_line(
+                    &mut text,
+                    "(The shell exited, but a background process it started still holds its output open; \
+                     stopped reading. Redirect background output to a file, e.g. `cmd > log 2>&1 &`.)",
+                );
+            }
+            exit_result(text, status)
+        }
+    }
+}
+
+/// Reads what is left in the pipe until its end, the grace period, or cancellation;
+/// returns whether the end was reached.
+async fn drain(
+    output_pipe: &mut pipe::Receiver,
+    buffer: &mut OutputBuffer,
+    chunk: &mut [u8],
+    cancel: &CancellationToken,
+) -> bool {
+    let until = Instant::now() + EXIT_GRACE;
+    loop {
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => return false,
+            () = tokio::time::sleep_until(until) => return false,
+            read = output_pipe.read(chunk) => match read {
+                Ok(0) | Err(_) => return true,
+                Ok(n) => buffer.push(&chunk[..n]),
+            },
+        }
+    }
+}
+
+fn push_line(text: &mut String, line: &str) {
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(line);
+}
+
+fn exit_result(mut text: String, status: ExitStatus) -> ToolOutput {
+    if status.success() {
+        if text.is_empty() {
+            text.push_str("(no output)");
+        }
+        return ToolOutput::text(text);
+    }
+    match (status.code(), status.signal()) {
+        (Some(code), _) => push_line(&mut text, &format!("Exit code {code}")),
+        (None, Some(signal)) => push_line(&mut text, &format!("Killed by signal {signal}")),
+        (None, None) => push_line(&mut text, "The command failed"),
+    }
+    ToolOutput::error(text)
+}

@@ -1,0 +1,202 @@
+//! The built-in tools the model can call.
+//!
+//! Each tool has a JSON schema, a read-only flag and a [`ToolKind`]. A tool never fails
+//! the agent: whatever goes wrong becomes a [`ToolOutput`] with `is_error` set, which the
+//! model reads. Tools that change files report each change ([`FileChange`]) so the agent
+//! can show a diff, and can preview it before the permission step. Commands are started only
+//! through [`larik_sandbox::Sandbox`].
+
+mod bash;
+mod change;
+mod edit;
+mod glob;
+mod grep;
+mod input;
+mod multi_edit;
+mod output;
+mod paths;
+mod read;
+mod write;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use larik_protocol::{FileChange, FileLocation, ResultPart, ToolKind};
+use larik_sandbox::Sandbox;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+pub use bash::BashTool;
+pub use edit::EditTool;
+pub use glob::GlobTool;
+pub use grep::GrepTool;
+pub use multi_edit::MultiEditTool;
+pub use read::ReadTool;
+pub use write::WriteTool;
+
+/// Limits that keep tool output within what a model can use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolLimits {
+    /// Most characters of output returned to the model; longer output keeps its head and
+    /// tail with a marker between.
+    pub output_chars: usize,
+    /// Default `bash` timeout in milliseconds.
+    pub bash_timeout_ms: u64,
+    /// Largest `bash` timeout a call may ask for, in milliseconds.
+    pub bash_max_timeout_ms: u64,
+    /// Largest file `read` opens, in bytes.
+    pub read_max_bytes: u64,
+    /// Lines `read` returns when the call sets no limit.
+    pub read_default_lines: usize,
+}
+
+impl Default for ToolLimits {
+    fn default() -> Self {
+        ToolLimits {
+            output_chars: 30_000,
+            bash_timeout_ms: 120_000,
+            bash_max_timeout_ms: 600_000,
+            read_max_bytes: 10 * 1024 * 1024,
+            read_default_lines: 2000,
+        }
+    }
+}
+
+/// What a tool call runs with.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// The working directory; relative paths resolve against it.
+    pub cwd: PathBuf,
+    /// Cancelled when the turn is interrupted; tools stop promptly and kill what they started.
+    pub cancel: CancellationToken,
+    /// The process launcher.
+    pub sandbox: Arc<Sandbox>,
+    /// Output and size limits.
+    pub limits: ToolLimits,
+}
+
+/// What a tool returns to the model.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolOutput {
+    /// The result parts the model reads.
+    pub content: Vec<ResultPart>,
+    /// Whether the call failed.
+    pub is_error: bool,
+    /// Files the call changed, for diffs.
+    pub changes: Vec<FileChange>,
+}
+
+impl ToolOutput {
+    /// A successful text result.
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolOutput {
+            content: vec![ResultPart::text(text)],
+            ..ToolOutput::default()
+        }
+    }
+
+    /// A failed result with a message the model can act on.
+    pub fn error(message: impl Into<String>) -> Self {
+        ToolOutput {
+            content: vec![ResultPart::text(message)],
+            is_error: true,
+            changes: Vec::new(),
+        }
+    }
+}
+
+/// What a call acts on, for permission rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallTarget {
+    /// Nothing a rule can match beyond the tool name.
+    None,
+    /// A path (absolute, resolved against the cwd).
+    Path(PathBuf),
+    /// A shell command line.
+    Command(String),
+}
+
+/// A tool the model can call.
+#[async_trait::async_trait]
+pub trait Tool: Send + Sync {
+    /// The name the model calls it by.
+    fn name(&self) -> &'static str;
+    /// What it does, for the model.
+    fn description(&self) -> &'static str;
+    /// JSON schema of the input object.
+    fn input_schema(&self) -> Value;
+    /// What kind of action it is.
+    fn kind(&self) -> ToolKind;
+    /// Whether it never changes anything; read-only calls of one response run in parallel.
+    fn read_only(&self) -> bool;
+    /// A short title for a call, e.g. "Read src/main.rs".
+    fn title(&self, input: &Value, ctx: &ToolContext) -> String;
+    /// Files a call touches.
+    fn locations(&self, _input: &Value, _ctx: &ToolContext) -> Vec<FileLocation> {
+        Vec::new()
+    }
+    /// What a call acts on, for permission rules.
+    fn target(&self, _input: &Value, _ctx: &ToolContext) -> CallTarget {
+        CallTarget::None
+    }
+    /// The change a call would make, computed without making it; `None` when the tool
+    /// changes no file or the input is invalid (running it will report why).
+    async fn preview(&self, _input: &Value, _ctx: &ToolContext) -> Option<FileChange> {
+        None
+    }
+    /// Runs the call. Never panics on bad input; returns an error output instead.
+    async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput;
+}
+
+/// The tools offered in a context, by name.
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    tools: BTreeMap<String, Arc<dyn Tool>>,
+}
+
+impl ToolRegistry {
+    /// All built-in tools.
+    pub fn builtin() -> Self {
+        let mut registry = ToolRegistry::default();
+        registry.register(Arc::new(ReadTool));
+        registry.register(Arc::new(WriteTool));
+        registry.register(Arc::new(EditTool));
+        registry.register(Arc::new(MultiEditTool));
+        registry.register(Arc::new(BashTool));
+        registry.register(Arc::new(GrepTool));
+        registry.register(Arc::new(GlobTool));
+        registry
+    }
+
+    /// Adds or replaces a tool.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        self.tools.insert(tool.name().to_string(), tool);
+    }
+
+    /// Removes a tool; used to apply `--disallowedTools` style filters.
+    pub fn remove(&mut self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools.remove(name)
+    }
+
+    /// The tool called `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.get(name)
+    }
+
+    /// Every tool, sorted by name.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
+        self.tools.values()
+    }
+
+    /// Tool names, sorted.
+    pub fn names(&self) -> Vec<String> {
+        self.tools.keys().cloned().collect()
+    }
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.tools.keys()).finish()
+    }
+}

@@ -1,0 +1,296 @@
+//! The `read` tool: a text file as numbered lines, or an image.
+//!
+//! Output looks like `cat -n`, so the model can cite line numbers and pick an `offset` to
+//! read on. Guards keep the model from pulling in directories, binaries and huge files
+//! whole; each guard's message says what to do instead.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+use larik_protocol::{FileLocation, ResultPart, ToolKind};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::input::{self, str_field};
+use crate::output::cut_line;
+use crate::{CallTarget, Tool, ToolContext, ToolLimits, ToolOutput, paths};
+
+/// Reads a file as numbered lines, or an image as an image.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadTool;
+
+#[derive(Debug, Deserialize)]
+struct ReadInput {
+    file_path: String,
+    #[serde(default)]
+    offset: Option<u64>,
+    #[serde(default)]
+    limit: Option<u64>,
+}
+
+/// Bytes inspected for a NUL to decide a file is binary.
+const BINARY_SNIFF_BYTES: usize = 8 * 1024;
+
+#[async_trait::async_trait]
+impl Tool for ReadTool {
+    fn name(&self) -> &'static str {
+        "read"
+    }
+
+    fn description(&self) -> &'static str {
+        "Reads a file from the local file system. Text comes back in `cat -n` format: each \
+         line prefixed by its 1-based number. By default reads up to 2000 lines from the \
+         start; pass `offset` (1-based line) and `limit` (number of lines) to read a part of \
+         a long file. Lines longer than 2000 characters are cut. PNG, JPEG, GIF and WebP \
+         files come back as images. Directories cannot be read: use `glob` to list files."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "file_path": {"type": "string", "description": "Path of the file, absolute or relative to the working directory"},
+                "offset": {"type": "integer", "minimum": 1, "description": "1-based line number to start reading at"},
+                "limit": {"type": "integer", "minimum": 1, "description": "Number of lines to read"}
+            },
+            "required": ["file_path"],
+            "additionalProperties": false
+        })
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Read
+    }
+
+    fn read_only(&self) -> bool {
+        true
+    }
+
+    fn title(&self, input: &Value, ctx: &ToolContext) -> String {
+        match str_field(input, "file_path") {
+            Some(path) => format!(
+                "Read {}",
+                paths::display(&ctx.cwd, &paths::resolve(&ctx.cwd, path))
+            ),
+            None => "Read".to_string(),
+        }
+    }
+
+    fn locations(&self, input: &Value, ctx: &ToolContext) -> Vec<FileLocation> {
+        let Some(path) = str_field(input, "file_path") else {
+            return Vec::new();
+        };
+        let line = input
+            .get("offset")
+            .and_then(Value::as_u64)
+            .and_then(|offset| u32::try_from(offset.max(1)).ok());
+        vec![FileLocation {
+            path: paths::resolve(&ctx.cwd, path).display().to_string(),
+            line,
+        }]
+    }
+
+    fn target(&self, input: &Value, ctx: &ToolContext) -> CallTarget {
+        match str_field(input, "file_path") {
+            Some(path) => CallTarget::Path(paths::resolve(&ctx.cwd, path)),
+            None => CallTarget::None,
+        }
+    }
+
+    async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
+        let input: ReadInput = match input::parse(self.name(), input) {
+            Ok(input) => input,
+            Err(error) => return error,
+        };
+        let path = paths::resolve(&ctx.cwd, &input.file_path);
+        let shown = paths::display(&ctx.cwd, &path);
+        let limits = ctx.limits;
+        input::blocking(move || read(&path, &shown, input.offset, input.limit, limits)).await
+    }
+}
+
+fn read(
+    path: &Path,
+    shown: &str,
+    offset: Option<u64>,
+    limit: Option<u64>,
+    limits: ToolLimits,
+) -> ToolOutput {
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            return ToolOutput::error(format!(
+                "File does not exist: {shown}. Check the path, or use glob to find the file."
+            ));
+        }
+        Err(error) => return ToolOutput::error(format!("Could not read {shown}: {error}")),
+    };
+    if meta.is_dir() {
+        return ToolOutput::error(format!(
+            "{shown} is a directory, not a file. Use glob (e.g. pattern \"*\" with path \"{shown}\") to list its files."
+        ));
+    }
+    if limit == Some(0) {
+        return ToolOutput::error("limit must be at least 1.");
+    }
+    if let Some(media_type) = image_media_type(path) {
+        return read_image(path, shown, media_type, meta.len(), limits);
+    }
+    if meta.len() > limits.read_max_bytes && offset.is_none() && limit.is_none() {
+        return ToolOutput::error(format!(
+            "{shown} is {} bytes, more than the {} bytes read returns at once. Pass offset and limit to read a part of it, or use grep to find the lines you need.",
+            meta.len(),
+            limits.read_max_bytes
+        ));
+    }
+    match read_lines(path, shown, offset, limit, limits) {
+        Ok(output) => output,
+        Err(error) => ToolOutput::error(format!("Could not read {shown}: {error}")),
+    }
+}
+
+fn read_lines(
+    path: &Path,
+    shown: &str,
+    offset: Option<u64>,
+    limit: Option<u64>,
+    limits: ToolLimits,
+) -> std::io::Result<ToolOutput> {
+    let mut reader = BufReader::new(File::open(path)?);
+    let sniff = reader.fill_buf()?;
+    if sniff[..sniff.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
+        return Ok(ToolOutput::error(format!(
+            "{shown} looks like a binary file (it contains NUL bytes); read shows text only. Use bash (e.g. `xxd` or `file`) to inspect it."
+        )));
+    }
+    if sniff.is_empty() {
+        return Ok(ToolOutput::text(format!(
+            "(The file {shown} exists but is empty.)"
+        )));
+    }
+    let first = offset.unwrap_or(1).max(1);
+    let wanted = limit.unwrap_or(limits.read_default_lines as u64);
+    let mut out = String::new();
+    let mut line_number: u64 = 0;
+    let mut shown_lines: u64 = 0;
+    let mut remaining: u64 = 0;
+    let mut buffer = Vec::new();
+    loop {
+        buffer.clear();
+        if reader.read_until(b'\n', &mut buffer)? == 0 {
+            break;
+        }
+        line_number += 1;
+        if line_number < first {
+            continue;
+        }
+        if shown_lines >= wanted {
+            remaining += 1;
+            continue;
+        }
+        let text = String::from_utf8_lossy(&buffer);
+        let text = text.strip_suffix('\n').unwrap_or(&text);
+        let text = text.strip_suffix('\r').unwrap_or(text);
+        out.push_str(&format!("{line_number:>6}\t{}\n", cut_line(text)));
+        shown_lines += 1;
+    }
+    if shown_lines == 0 {
+        return Ok(ToolOutput::text(format!(
+            "(offset {first} is past the end: {shown} has {line_number} lines.)"
+        )));
+    }
+    if remaining > 0 {
+        out.push_str(&format!(
+            "… {remaining} more lines; use offset to read on (offset={}).\n",
+            first + shown_lines
+        ));
+    }
+    Ok(ToolOutput::text(out))
+}
+
+fn image_media_type(path: &Path) -> Option<&'static str> {
+    let extension = path.extension()?.to_str()?.to_ascii_lowercase();
+    match extension.as_str() {
+        "png" => Some("image/png"),
+        "jpg" | "jpeg" => Some("image/jpeg"),
+        "gif" => Some("image/gif"),
+        "webp" => Some("image/webp"),
+        _ => None,
+    }
+}
+
+fn read_image(
+    path: &Path,
+    shown: &str,
+    media_type: &str,
+    size: u64,
+    limits: ToolLimits,
+) -> ToolOutput {
+    if size > limits.read_max_bytes {
+        return ToolOutput::error(format!(
+            "{shown} is {size} bytes, more than the {} bytes read returns; images cannot be read in parts.",
+            limits.read_max_bytes
+        ));
+    }
+    let mut bytes = Vec::new();
+    if let Err(error) = File::open(path).and_then(|mut file| file.read_to_end(&mut bytes)) {
+        return ToolOutput::error(format!("Could not read {shown}: {error}"));
+    }
+    ToolOutput {
+        content: vec![
+            ResultPart::text(format!(
+                "Image {shown} ({media_type}, {} bytes)",
+                bytes.len()
+            )),
+            ResultPart::Image {
+                media_type: media_type.to_string(),
+                data: base64_encode(&bytes),
+            },
+        ],
+        ..ToolOutput::default()
+    }
+}
+
+/// Standard base64 with padding; ten lines do not justify a dependency.
+fn base64_encode(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for (i, shift) in [18, 12, 6, 0].into_iter().enumerate() {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[((n >> shift) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_the_rfc_examples() {
+        let cases = [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ];
+        for (plain, encoded) in cases {
+            assert_eq!(base64_encode(plain.as_bytes()), encoded);
+        }
+    }
+}

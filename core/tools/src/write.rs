@@ -1,0 +1,150 @@
+//! The `write` tool: a whole file's new content.
+//!
+//! Creates the file (and its parent directories) or replaces it; the write is atomic and
+//! keeps an existing file's mode. The change is reported for a diff and can be previewed.
+
+use larik_protocol::{FileChange, FileLocation, ToolKind};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::change::{self, PlannedChange};
+use crate::input::{self, str_field};
+use crate::{CallTarget, Tool, ToolContext, ToolOutput, paths};
+
+/// Writes a whole file.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WriteTool;
+
+#[derive(Debug, Deserialize)]
+struct WriteInput {
+    file_path: String,
+    content: String,
+}
+
+/// The change a write makes and the path to show.
+fn plan(input: Value, ctx: &ToolContext) -> Result<(PlannedChange, String), ToolOutput> {
+    let input: WriteInput = input::parse("write", input)?;
+    let path = paths::resolve(&ctx.cwd, &input.file_path);
+    let shown = paths::display(&ctx.cwd, &path);
+    let old_text = change::read_text(&path, &shown, true)
+        .map_err(|error| ToolOutput::error(format!("Cannot write: {error}.")))?;
+    Ok((
+        PlannedChange {
+            path,
+            old_text,
+            new_text: input.content,
+        },
+        shown,
+    ))
+}
+
+#[async_trait::async_trait]
+impl Tool for WriteTool {
+    fn name(&self) -> &'static str {
+        "write"
+    }
+
+    fn description(&self) -> &'static str {
+        "Writes a file, replacing it if it exists and creating missing parent directories. \
+         Prefer `edit` for changing part of an existing file; read a file before \
+         overwriting it."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "file_path": {"type": "string", "description": "Path of the file, absolute or relative to the working directory"},
+                "content": {"type": "string", "description": "The complete new content of the file"}
+            },
+            "required": ["file_path", "content"],
+            "additionalProperties": false
+        })
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Edit
+    }
+
+    fn read_only(&self) -> bool {
+        false
+    }
+
+    fn title(&self, input: &Value, ctx: &ToolContext) -> String {
+        match str_field(input, "file_path") {
+            Some(path) => format!(
+                "Write {}",
+                paths::display(&ctx.cwd, &paths::resolve(&ctx.cwd, path))
+            ),
+            None => "Write".to_string(),
+        }
+    }
+
+    fn locations(&self, input: &Value, ctx: &ToolContext) -> Vec<FileLocation> {
+        file_location(input, ctx)
+    }
+
+    fn target(&self, input: &Value, ctx: &ToolContext) -> CallTarget {
+        file_target(input, ctx)
+    }
+
+    async fn preview(&self, input: &Value, ctx: &ToolContext) -> Option<FileChange> {
+        let (input, ctx) = (input.clone(), ctx.clone());
+        tokio::task::spawn_blocking(move || {
+            plan(input, &ctx)
+                .ok()
+                .map(|(planned, _)| planned.to_file_change())
+        })
+        .await
+        .ok()
+        .flatten()
+    }
+
+    async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
+        let ctx = ctx.clone();
+        input::blocking(move || {
+            let (planned, shown) = match plan(input, &ctx) {
+                Ok(planned) => planned,
+                Err(error) => return error,
+            };
+            let verb = if planned.old_text.is_some() {
+                "Updated"
+            } else {
+                "Created"
+            };
+            let lines = planned.new_text.lines().count();
+            commit(&planned, &shown, format!("{verb} {shown} ({lines} lines)."))
+        })
+        .await
+    }
+}
+
+/// Writes `planned` and reports it with `message`, or the error.
+pub(crate) fn commit(planned: &PlannedChange, shown: &str, message: String) -> ToolOutput {
+    match planned.commit(shown) {
+        Ok(()) => ToolOutput {
+            changes: vec![planned.to_file_change()],
+            ..ToolOutput::text(message)
+        },
+        Err(error) => ToolOutput::error(format!("Nothing was written: {error}.")),
+    }
+}
+
+/// The `file_path` of a file tool's input as a location.
+pub(crate) fn file_location(input: &Value, ctx: &ToolContext) -> Vec<FileLocation> {
+    str_field(input, "file_path")
+        .map(|path| FileLocation {
+            path: paths::resolve(&ctx.cwd, path).display().to_string(),
+            line: None,
+        })
+        .into_iter()
+        .collect()
+}
+
+/// The `file_path` of a file tool's input as a permission target.
+pub(crate) fn file_target(input: &Value, ctx: &ToolContext) -> CallTarget {
+    match str_field(input, "file_path") {
+        Some(path) => CallTarget::Path(paths::resolve(&ctx.cwd, path)),
+        None => CallTarget::None,
+    }
+}

@@ -1,0 +1,159 @@
+//! `edit`: exact, unique replacement and its errors.
+
+use larik_tools::{EditTool, Tool};
+use serde_json::json;
+
+use crate::{call, contents, context, fails, mode, ok, put, set_mode};
+
+#[tokio::test]
+async fn replaces_one_unique_occurrence_and_reports_the_change() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    put(dir.path(), "src/lib.rs", "fn a() {}\nfn b() {}\n");
+    let ctx = context(dir.path());
+    let input =
+        json!({"file_path": "src/lib.rs", "old_string": "fn b()", "new_string": "fn bee()"});
+    assert_eq!(EditTool.title(&input, &ctx), "Edit src/lib.rs");
+    let (output, text) = call(&EditTool, &ctx, input).await;
+    assert!(!output.is_error, "{text}");
+    assert!(
+        text.contains("replaced 1 occurrence") && text.contains("line 2"),
+        "{text}"
+    );
+    assert_eq!(
+        contents(dir.path(), "src/lib.rs"),
+        "fn a() {}\nfn bee() {}\n"
+    );
+    assert_eq!(output.changes.len(), 1);
+    assert_eq!(
+        output.changes[0].old_text.as_deref(),
+        Some("fn a() {}\nfn b() {}\n")
+    );
+    assert_eq!(output.changes[0].new_text, "fn a() {}\nfn bee() {}\n");
+}
+
+#[tokio::test]
+async fn several_occurrences_need_context_or_replace_all() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    put(dir.path(), "x.txt", "foo foo\nfoo\n");
+    let ctx = context(dir.path());
+    let message = fails(
+        &EditTool,
+        &ctx,
+        json!({"file_path": "x.txt", "old_string": "foo", "new_string": "bar"}),
+    )
+    .await;
+    assert!(
+        message.contains("3 times") && message.contains("replace_all"),
+        "{message}"
+    );
+    assert_eq!(contents(dir.path(), "x.txt"), "foo foo\nfoo\n");
+    let text = ok(
+        &EditTool,
+        &ctx,
+        json!({"file_path": "x.txt", "old_string": "foo", "new_string": "bar", "replace_all": true}),
+    )
+    .await;
+    assert!(text.contains("replaced 3 occurrences"), "{text}");
+    assert_eq!(contents(dir.path(), "x.txt"), "bar bar\nbar\n");
+}
+
+#[tokio::test]
+async fn missing_text_is_an_error_with_a_whitespace_hint() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    put(dir.path(), "m.py", "def f():\n    return 1\n");
+    let ctx = context(dir.path());
+    let message = fails(
+        &EditTool,
+        &ctx,
+        json!({"file_path": "m.py", "old_string": "return 2", "new_string": "x"}),
+    )
+    .await;
+    assert!(message.contains("not found"), "{message}");
+    let message = fails(
+        &EditTool,
+        &ctx,
+        json!({"file_path": "m.py", "old_string": "def f():\n  return 1", "new_string": "x"}),
+    )
+    .await;
+    assert!(message.contains("lines 1-2 match"), "{message}");
+    assert_eq!(contents(dir.path(), "m.py"), "def f():\n    return 1\n");
+}
+
+#[tokio::test]
+async fn identical_strings_are_rejected() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    put(dir.path(), "same.txt", "abc");
+    let message = fails(
+        &EditTool,
+        &context(dir.path()),
+        json!({"file_path": "same.txt", "old_string": "abc", "new_string": "abc"}),
+    )
+    .await;
+    assert!(message.contains("identical"), "{message}");
+}
+
+#[tokio::test]
+async fn an_empty_old_string_creates_a_missing_file_only() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ctx = context(dir.path());
+    let (output, text) = call(
+        &EditTool,
+        &ctx,
+        json!({"file_path": "new/file.txt", "old_string": "", "new_string": "hello\n"}),
+    )
+    .await;
+    assert!(!output.is_error, "{text}");
+    assert_eq!(output.changes[0].old_text, None);
+    assert_eq!(contents(dir.path(), "new/file.txt"), "hello\n");
+    let message = fails(
+        &EditTool,
+        &ctx,
+        json!({"file_path": "new/file.txt", "old_string": "", "new_string": "again"}),
+    )
+    .await;
+    assert!(message.contains("already has content"), "{message}");
+    let message = fails(
+        &EditTool,
+        &ctx,
+        json!({"file_path": "nope.txt", "old_string": "a", "new_string": "b"}),
+    )
+    .await;
+    assert!(message.contains("does not exist: nope.txt"), "{message}");
+}
+
+#[tokio::test]
+async fn editing_keeps_the_file_mode() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    put(dir.path(), "tool.sh", "#!/bin/sh\necho a\n");
+    let path = dir.path().join("tool.sh");
+    set_mode(&path, 0o700);
+    ok(
+        &EditTool,
+        &context(dir.path()),
+        json!({"file_path": "tool.sh", "old_string": "echo a", "new_string": "echo b"}),
+    )
+    .await;
+    assert_eq!(mode(&path), 0o700);
+    assert_eq!(contents(dir.path(), "tool.sh"), "#!/bin/sh\necho b\n");
+}
+
+#[tokio::test]
+async fn preview_computes_the_edit_without_making_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    put(dir.path(), "p.txt", "left");
+    let ctx = context(dir.path());
+    let change = EditTool
+        .preview(
+            &json!({"file_path": "p.txt", "old_string": "left", "new_string": "right"}),
+            &ctx,
+        )
+        .await
+        .expect("a preview");
+    assert_eq!(
+        (change.old_text.as_deref(), change.new_text.as_str()),
+        (Some("left"), "right")
+    );
+    assert_eq!(contents(dir.path(), "p.txt"), "left");
+    let invalid = json!({"file_path": "p.txt", "old_string": "absent", "new_string": "x"});
+    assert_eq!(EditTool.preview(&invalid, &ctx).await, None);
+}

@@ -1,0 +1,131 @@
+//! `glob`: matching, ordering by modification time, ignore rules and the result cap.
+
+use std::fs::File;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use larik_tools::{CallTarget, GlobTool, Tool};
+use serde_json::json;
+
+use crate::{context, fails, ok, put};
+
+/// Sets the modification time of `dir/relative` to `seconds` after the epoch.
+fn touch(dir: &Path, relative: &str, seconds: u64) {
+    let file = File::options()
+        .write(true)
+        .open(dir.join(relative))
+        .expect("open");
+    file.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(seconds))
+        .expect("set mtime");
+}
+
+#[tokio::test]
+async fn results_are_newest_first_with_ties_by_path() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (path, time) in [
+        ("a.rs", 100),
+        ("src/b.rs", 300),
+        ("src/deep/c.rs", 200),
+        ("src/z.rs", 200),
+        ("notes.md", 400),
+    ] {
+        put(dir.path(), path, "x");
+        touch(dir.path(), path, time);
+    }
+    let ctx = context(dir.path());
+    let text = ok(&GlobTool, &ctx, json!({"pattern": "**/*.rs"})).await;
+    assert_eq!(text, "src/b.rs\nsrc/deep/c.rs\nsrc/z.rs\na.rs\n");
+    let text = ok(&GlobTool, &ctx, json!({"pattern": "*.rs"})).await;
+    assert_eq!(text, "a.rs\n");
+    let text = ok(
+        &GlobTool,
+        &ctx,
+        json!({"pattern": "*.{rs,md}", "path": "src"}),
+    )
+    .await;
+    assert_eq!(text, "b.rs\nz.rs\n");
+}
+
+#[tokio::test]
+async fn ignored_and_hidden_files_are_left_out_unless_asked_for() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    put(dir.path(), ".gitignore", "build/\n*.log\n");
+    put(dir.path(), "build/out.txt", "x");
+    put(dir.path(), "run.log", "x");
+    put(dir.path(), "keep.txt", "x");
+    put(dir.path(), ".config/settings.txt", "x");
+    let ctx = context(dir.path());
+    let text = ok(&GlobTool, &ctx, json!({"pattern": "**/*"})).await;
+    assert_eq!(text, "keep.txt\n");
+    let text = ok(&GlobTool, &ctx, json!({"pattern": ".config/*.txt"})).await;
+    assert_eq!(text, ".config/settings.txt\n");
+}
+
+#[tokio::test]
+async fn more_than_a_hundred_matches_are_capped_with_a_note() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for n in 0..105 {
+        let name = format!("f{n:03}.txt");
+        put(dir.path(), &name, "x");
+        touch(dir.path(), &name, 1000 + n);
+    }
+    let text = ok(&GlobTool, &context(dir.path()), json!({"pattern": "*.txt"})).await;
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 101, "{text}");
+    assert_eq!(lines[0], "f104.txt");
+    assert_eq!(lines[99], "f005.txt");
+    assert!(
+        lines[100].contains("100 most recently modified of 105"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn an_absolute_pattern_supplies_its_own_root() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    put(dir.path(), "src/one.rs", "x");
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let pattern = format!("{}/src/*.rs", dir.path().display());
+    let ctx = context(elsewhere.path());
+    let text = ok(&GlobTool, &ctx, json!({"pattern": pattern})).await;
+    assert_eq!(text, "one.rs\n");
+    assert_eq!(
+        GlobTool.target(&json!({"pattern": pattern}), &ctx),
+        CallTarget::Path(dir.path().join("src"))
+    );
+}
+
+#[tokio::test]
+async fn no_match_and_bad_input() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    put(dir.path(), "file.txt", "x");
+    let ctx = context(dir.path());
+    assert_eq!(
+        ok(&GlobTool, &ctx, json!({"pattern": "**/*.zig"})).await,
+        "No files found"
+    );
+    let message = fails(&GlobTool, &ctx, json!({"pattern": "*", "path": "file.txt"})).await;
+    assert!(message.contains("not a directory"), "{message}");
+    let message = fails(&GlobTool, &ctx, json!({"pattern": "*", "path": "absent"})).await;
+    assert!(message.contains("does not exist: absent"), "{message}");
+    let message = fails(&GlobTool, &ctx, json!({"pattern": "src/[a"})).await;
+    assert!(message.contains("Invalid glob"), "{message}");
+}
+
+#[tokio::test]
+async fn title_and_target() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ctx = context(dir.path());
+    assert_eq!(
+        GlobTool.title(&json!({"pattern": "**/*.rs"}), &ctx),
+        "Find `**/*.rs`"
+    );
+    assert_eq!(
+        GlobTool.title(&json!({"pattern": "*.rs", "path": "src"}), &ctx),
+        "Find `*.rs` in src"
+    );
+    assert_eq!(
+        GlobTool.target(&json!({"pattern": "*.rs", "path": "src"}), &ctx),
+        CallTarget::Path(dir.path().join("src"))
+    );
+}

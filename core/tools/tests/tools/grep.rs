@@ -1,0 +1,215 @@
+//! `grep`: ignore rules, output modes, filters and errors.
+
+use std::path::Path;
+
+use larik_tools::{CallTarget, GrepTool, Tool};
+use serde_json::json;
+
+use crate::{context, fails, ok, put};
+
+/// A small project: two sources, an ignored directory, a hidden directory and a README.
+fn project(dir: &Path) {
+    put(dir, "src/main.rs", "fn main() {\n    run();\n}\n");
+    put(
+        dir,
+        "src/lib.rs",
+        "pub fn run() {}\n// call fn main from here\nfn Main() {}\n",
+    );
+    put(dir, "README.md", "Run `fn main` to start.\n");
+    put(dir, ".gitignore", "target/\n");
+    put(dir, "target/debug/gen.rs", "fn main() {}\n");
+    put(dir, ".hidden/secret.rs", "fn main() {}\n");
+}
+
+#[tokio::test]
+async fn files_with_matches_is_the_default_and_honours_gitignore_and_hidden() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    project(dir.path());
+    let text = ok(
+        &GrepTool,
+        &context(dir.path()),
+        json!({"pattern": "fn main"}),
+    )
+    .await;
+    assert_eq!(text, "Found 3 files\nREADME.md\nsrc/lib.rs\nsrc/main.rs\n");
+}
+
+#[tokio::test]
+async fn a_dot_ignore_file_is_honoured_too() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    project(dir.path());
+    put(dir.path(), ".ignore", "README.md\n");
+    let text = ok(
+        &GrepTool,
+        &context(dir.path()),
+        json!({"pattern": "fn main"}),
+    )
+    .await;
+    assert_eq!(text, "Found 2 files\nsrc/lib.rs\nsrc/main.rs\n");
+}
+
+#[tokio::test]
+async fn content_mode_shows_numbered_lines_sorted_by_path() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    project(dir.path());
+    let ctx = context(dir.path());
+    let text = ok(
+        &GrepTool,
+        &ctx,
+        json!({"pattern": "fn main", "path": "src", "output_mode": "content"}),
+    )
+    .await;
+    assert_eq!(
+        text,
+        "src/lib.rs:2:// call fn main from here\nsrc/main.rs:1:fn main() {\n"
+    );
+    let text = ok(
+        &GrepTool,
+        &ctx,
+        json!({"pattern": "fn main", "path": "src", "output_mode": "content", "-n": false}),
+    )
+    .await;
+    assert_eq!(
+        text,
+        "src/lib.rs:// call fn main from here\nsrc/main.rs:fn main() {\n"
+    );
+}
+
+#[tokio::test]
+async fn context_lines_use_dashes_and_separators() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    put(dir.path(), "a.txt", "1\n2\nhit\n4\n5\n6\n7\nhit\n9\n");
+    let text = ok(
+        &GrepTool,
+        &context(dir.path()),
+        json!({"pattern": "hit", "output_mode": "content", "-C": 1}),
+    )
+    .await;
+    assert_eq!(
+        text,
+        "a.txt-2-2\na.txt:3:hit\na.txt-4-4\n--\na.txt-7-7\na.txt:8:hit\na.txt-9-9\n"
+    );
+    let text = ok(
+        &GrepTool,
+        &context(dir.path()),
+        json!({"pattern": "hit", "output_mode": "content", "-A": 1, "head_limit": 2}),
+    )
+    .await;
+    assert!(
+        text.starts_with("a.txt:3:hit\na.txt-4-4\n(head_limit 2 reached"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn count_mode_counts_matching_lines_per_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    put(dir.path(), "a.txt", "x\nx x\ny\n");
+    put(dir.path(), "b.txt", "x\n");
+    let text = ok(
+        &GrepTool,
+        &context(dir.path()),
+        json!({"pattern": "x", "output_mode": "count"}),
+    )
+    .await;
+    assert_eq!(
+        text,
+        "a.txt:2\nb.txt:1\n\nFound 3 matching lines in 2 files.\n"
+    );
+}
+
+#[tokio::test]
+async fn case_glob_type_and_multiline_options_narrow_or_widen_the_search() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    project(dir.path());
+    put(dir.path(), "tool.py", "def fn_main():\n    pass\n");
+    let ctx = context(dir.path());
+    let text = ok(
+        &GrepTool,
+        &ctx,
+        json!({"pattern": "fn main", "-i": true, "output_mode": "count", "path": "src"}),
+    )
+    .await;
+    assert!(text.starts_with("src/lib.rs:2\nsrc/main.rs:1\n"), "{text}");
+    let text = ok(
+        &GrepTool,
+        &ctx,
+        json!({"pattern": "fn main", "output_mode": "count", "path": "src"}),
+    )
+    .await;
+    assert!(text.starts_with("src/lib.rs:1\nsrc/main.rs:1\n"), "{text}");
+    let text = ok(
+        &GrepTool,
+        &ctx,
+        json!({"pattern": "fn.main", "glob": "*.rs"}),
+    )
+    .await;
+    assert_eq!(text, "Found 2 files\nsrc/lib.rs\nsrc/main.rs\n");
+    let text = ok(&GrepTool, &ctx, json!({"pattern": "fn.main", "type": "py"})).await;
+    assert_eq!(text, "Found 1 file\ntool.py\n");
+    let text = ok(
+        &GrepTool,
+        &ctx,
+        json!({"pattern": "main\\(\\) \\{\\n\\s+run", "multiline": true, "output_mode": "content"}),
+    )
+    .await;
+    assert_eq!(
+        text,
+        "src/main.rs:1:fn main() {\nsrc/main.rs:2:    run();\n"
+    );
+}
+
+#[tokio::test]
+async fn no_match_is_a_plain_answer_not_an_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    project(dir.path());
+    let text = ok(
+        &GrepTool,
+        &context(dir.path()),
+        json!({"pattern": "nothing_like_this"}),
+    )
+    .await;
+    assert_eq!(text, "No matches found");
+}
+
+#[tokio::test]
+async fn bad_patterns_types_and_paths_are_errors() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    project(dir.path());
+    let ctx = context(dir.path());
+    let message = fails(&GrepTool, &ctx, json!({"pattern": "fn (main"})).await;
+    assert!(message.contains("Invalid regex"), "{message}");
+    let message = fails(&GrepTool, &ctx, json!({"pattern": "a\\nb"})).await;
+    assert!(message.contains("multiline"), "{message}");
+    let message = fails(&GrepTool, &ctx, json!({"pattern": "x", "type": "klingon"})).await;
+    assert!(message.contains("Unknown file type `klingon`"), "{message}");
+    let message = fails(&GrepTool, &ctx, json!({"pattern": "x", "path": "nowhere"})).await;
+    assert!(message.contains("does not exist: nowhere"), "{message}");
+    let message = fails(
+        &GrepTool,
+        &ctx,
+        json!({"pattern": "x", "output_mode": "lines"}),
+    )
+    .await;
+    assert!(
+        message.contains("output_mode") || message.contains("unknown variant"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn title_and_target_name_the_search_root() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ctx = context(dir.path());
+    let input = json!({"pattern": "fn main", "path": "src"});
+    assert_eq!(GrepTool.title(&input, &ctx), "Search `fn main` in src");
+    assert_eq!(
+        GrepTool.target(&input, &ctx),
+        CallTarget::Path(dir.path().join("src"))
+    );
+    assert_eq!(
+        GrepTool.target(&json!({"pattern": "x"}), &ctx),
+        CallTarget::Path(dir.path().to_path_buf())
+    );
+    assert!(GrepTool.read_only());
+}

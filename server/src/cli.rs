@@ -1,0 +1,108 @@
+//! The command line.
+
+use clap::{Parser, ValueEnum};
+
+/// Larik: a coding agent that lives in your editor, or runs headless with `-p`.
+#[derive(Debug, Parser)]
+#[command(name = "larik", version, about, long_about = None)]
+pub struct Cli {
+    /// Run one prompt headless and print the answer. Without PROMPT, reads it from stdin.
+    #[arg(short = 'p', long = "print", value_name = "PROMPT", num_args = 0..=1, default_missing_value = "")]
+    pub print: Option<String>,
+
+    /// Output format for -p.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output_format: OutputFormat,
+
+    /// The model, as provider/model (e.g. anthropic/claude-sonnet-4-5, openai/gpt-5.1).
+    #[arg(long)]
+    pub model: Option<String>,
+
+    /// Permission mode: default, acceptEdits, plan or bypassPermissions.
+    #[arg(long, value_name = "MODE")]
+    pub permission_mode: Option<String>,
+
+    /// Rules that allow tool calls without asking, e.g. "Bash(git status:*)" "Edit(src/**)".
+    #[arg(long = "allowedTools", alias = "allowed-tools", value_name = "RULES", num_args = 1..)]
+    pub allowed_tools: Vec<String>,
+
+    /// Rules that deny tool calls; a bare tool name also hides the tool from the model.
+    #[arg(long = "disallowedTools", alias = "disallowed-tools", value_name = "RULES", num_args = 1..)]
+    pub disallowed_tools: Vec<String>,
+
+    /// Most model requests in the turn.
+    #[arg(long, value_name = "N")]
+    pub max_turns: Option<u32>,
+
+    /// Continue the most recent session in this directory.
+    #[arg(short = 'c', long = "continue")]
+    pub continue_session: bool,
+
+    /// Resume the session with this id.
+    #[arg(
+        short = 'r',
+        long,
+        value_name = "ID",
+        conflicts_with = "continue_session"
+    )]
+    pub resume: Option<String>,
+
+    /// With -c or --resume: branch into a new session instead of appending to the old one.
+    #[arg(long = "fork", alias = "fork-session")]
+    pub fork: bool,
+
+    /// With -c or --resume: branch just before prompt N (1-based) of that session.
+    #[arg(long, value_name = "N", conflicts_with = "fork")]
+    pub rewind: Option<usize>,
+}
+
+/// How `-p` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// The final answer as plain text.
+    Text,
+    /// One JSON result object at the end.
+    Json,
+    /// Every event as a JSON line, then the result object.
+    StreamJson,
+}
+
+/// Splits rule arguments given either as separate words or comma-separated, keeping commas
+/// inside parentheses (`Bash(git diff:*),Read`).
+pub fn split_rules(values: &[String]) -> Vec<String> {
+    let mut rules = Vec::new();
+    for value in values {
+        let mut depth = 0usize;
+        let mut current = String::new();
+        for ch in value.chars() {
+            match ch {
+                '(' => depth += 1,
+                ')' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            if (ch == ',' || ch == ' ') && depth == 0 {
+                if !current.trim().is_empty() {
+                    rules.push(current.trim().to_string());
+                }
+                current.clear();
+            } else {
+                current.push(ch);
+            }
+        }
+        if !current.trim().is_empty() {
+            rules.push(current.trim().to_string());
+        }
+    }
+    rules
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_split_on_commas_and_spaces_outside_parentheses() {
+        let rules = split_rules(&["Bash(git diff:*),Read Edit(src/**)".into(), "Glob".into()]);
+        assert_eq!(rules, ["Bash(git diff:*)", "Read", "Edit(src/**)", "Glob"]);
+    }
+}

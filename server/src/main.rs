@@ -1,0 +1,31 @@
+//! The `larik` binary: parses the command line and hands off to a front end.
+//!
+//! `main` only calls [`try_main`] and prints the error; every front end lives in its own
+//! module and speaks to the agent through the protocol crate's `Op` and `Event`.
+
+mod cli;
+mod headless;
+mod setup;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    match try_main() {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("larik: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn try_main() -> anyhow::Result<ExitCode> {
+    let args = cli::Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(headless::run(args))
+}

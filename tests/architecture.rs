@@ -1,0 +1,161 @@
+//! Checks the written architecture rules against the code: which crate may depend on
+//! which, and the style rules every source file keeps.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("server/ sits in the workspace root")
+        .to_path_buf()
+}
+
+/// Normal (non-dev) dependencies between Larik crates, from `cargo metadata`.
+fn larik_edges() -> BTreeMap<String, BTreeSet<String>> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(workspace_root())
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        output.status.success(),
+        "cargo metadata failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: Value = serde_json::from_slice(&output.stdout).expect("metadata is JSON");
+    let mut edges = BTreeMap::new();
+    for package in metadata["packages"].as_array().expect("packages") {
+        let name = package["name"].as_str().expect("name").to_string();
+        let deps = package["dependencies"]
+            .as_array()
+            .expect("dependencies")
+            .iter()
+            .filter(|dep| dep["kind"].is_null())
+            .filter_map(|dep| dep["name"].as_str())
+            .filter(|dep| dep.starts_with("larik-"))
+            .map(str::to_string)
+            .collect();
+        edges.insert(name, deps);
+    }
+    edges
+}
+
+#[test]
+fn dependencies_point_one_way() {
+    let edges = larik_edges();
+    assert!(
+        edges.contains_key("larik-protocol"),
+        "metadata lists the workspace"
+    );
+    // Which Larik crates each crate may depend on (normal dependencies only).
+    let allowed: BTreeMap<&str, &[&str]> = BTreeMap::from([
+        ("larik-protocol", &[][..]),
+        ("larik-config", &["larik-protocol"][..]),
+        ("larik-sandbox", &[][..]),
+        ("larik-permissions", &["larik-protocol"][..]),
+        ("larik-session", &["larik-protocol"][..]),
+        ("larik-providers", &["larik-protocol"][..]),
+        ("larik-tools", &["larik-protocol", "larik-sandbox"][..]),
+        ("larik-testkit", &["larik-protocol"][..]),
+        (
+            "larik-agent",
+            &[
+                "larik-protocol",
+                "larik-providers",
+                "larik-tools",
+                "larik-sandbox",
+                "larik-session",
+                "larik-permissions",
+            ][..],
+        ),
+    ]);
+    let mut wrong = Vec::new();
+    for (krate, deps) in &edges {
+        if krate == "larik-server" {
+            if deps.contains("larik-testkit") {
+                wrong.push("larik-server -> larik-testkit (test support in the binary)".into());
+            }
+            continue;
+        }
+        let Some(permitted) = allowed.get(krate.as_str()) else {
+            wrong.push(format!(
+                "{krate} is not in the architecture test: add it and to docs/ARCHITECTURE.md"
+            ));
+            continue;
+        };
+        for dep in deps {
+            if !permitted.contains(&dep.as_str()) {
+                wrong.push(format!("{krate} -> {dep}"));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "dependency edges that run the wrong way: {wrong:#?}"
+    );
+}
+
+fn rust_sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        if path.is_dir() {
+            if name != "target"
+                && name != "node_modules"
+                && !name.to_string_lossy().starts_with('.')
+            {
+                rust_sources(&path, out);
+            }
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_source_file_keeps_the_style_rules() {
+    let root = workspace_root();
+    let mut files = Vec::new();
+    for dir in ["core", "server", "tests"] {
+        rust_sources(&root.join(dir), &mut files);
+    }
+    assert!(
+        files.len() > 20,
+        "found the sources ({} files)",
+        files.len()
+    );
+    let mut problems = Vec::new();
+    let ignore_attribute = ["#[", "ignore"].concat();
+    for file in &files {
+        let relative = file
+            .strip_prefix(&root)
+            .unwrap_or(file)
+            .display()
+            .to_string();
+        if file.file_name().is_some_and(|name| name == "mod.rs") {
+            problems.push(format!("{relative}: use foo.rs instead of foo/mod.rs"));
+        }
+        let text = std::fs::read_to_string(file).expect("source is UTF-8");
+        if !text.trim_start().starts_with("//!") {
+            problems.push(format!("{relative}: starts without a //! paragraph"));
+        }
+        if text.contains(&ignore_attribute) {
+            problems.push(format!("{relative}: has an ignored test"));
+        }
+    }
+    assert!(problems.is_empty(), "style problems: {problems:#?}");
+}

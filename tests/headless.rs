@@ -1,0 +1,594 @@
+//! End-to-end tests of `larik -p`: the built binary against the fake model server, in a
+//! temporary project with its own data directory.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::Duration;
+
+use larik_testkit::{FakeModelServer, Reply, turn};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use tokio::process::Command;
+
+/// A project directory, a data directory and a fake model server for one test.
+struct Harness {
+    project: TempDir,
+    data: TempDir,
+    server: FakeModelServer,
+}
+
+impl Harness {
+    async fn new() -> Self {
+        let project = tempfile::tempdir().expect("project dir");
+        std::fs::write(
+            project.path().join("README.md"),
+            "# Demo\nA project used in tests.\n",
+        )
+        .expect("write README");
+        Harness {
+            project,
+            data: tempfile::tempdir().expect("data dir"),
+            server: FakeModelServer::start().await,
+        }
+    }
+
+    fn cwd(&self) -> PathBuf {
+        self.project
+            .path()
+            .canonicalize()
+            .expect("canonical project path")
+    }
+
+    /// `larik` with a clean environment pointing at the fake server as Anthropic.
+    fn larik(&self) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_larik"));
+        command
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.data.path())
+            .env("XDG_DATA_HOME", self.data.path().join("share"))
+            .env("ANTHROPIC_API_KEY", "test-key")
+            .env("ANTHROPIC_BASE_URL", self.server.anthropic_base_url())
+            .current_dir(self.project.path())
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true);
+        command
+    }
+
+    async fn run(&self, args: &[&str]) -> Output {
+        let output =
+            tokio::time::timeout(Duration::from_secs(60), self.larik().args(args).output())
+                .await
+                .expect("larik finishes")
+                .expect("larik starts");
+        self.server.assert_no_violations();
+        output
+    }
+
+    fn sessions_dir(&self) -> PathBuf {
+        let root = self.data.path().join("share/larik/sessions");
+        let mut dirs: Vec<_> = std::fs::read_dir(&root)
+            .expect("sessions dir exists")
+            .flatten()
+            .map(|entry| entry.path())
+            .collect();
+        assert_eq!(dirs.len(), 1, "one project dir under {}", root.display());
+        dirs.remove(0)
+    }
+
+    fn session_files(&self) -> Vec<PathBuf> {
+        let mut files: Vec<_> = std::fs::read_dir(self.sessions_dir())
+            .expect("project sessions dir")
+            .flatten()
+            .map(|entry| entry.path())
+            .filter(|path| path.extension().is_some_and(|ext| ext == "jsonl"))
+            .collect();
+        files.sort();
+        files
+    }
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn last_json_line(output: &Output) -> Value {
+    let text = stdout(output);
+    let line = text.lines().last().expect("some output");
+    serde_json::from_str(line).unwrap_or_else(|error| panic!("not JSON ({error}): {line}"))
+}
+
+fn session_entries(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .expect("session file")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("each line is JSON"))
+        .collect()
+}
+
+/// The three-step scenario: read README.md, run `echo hello`, answer `done`.
+fn enqueue_three_steps(server: &FakeModelServer) {
+    server.enqueue(
+        turn()
+            .text("Reading the README.")
+            .tool_call("call_read", "read", json!({ "file_path": "README.md" }))
+            .usage(100, 20),
+    );
+    server.enqueue(
+        turn()
+            .tool_call("call_echo", "bash", json!({ "command": "echo hello" }))
+            .usage(150, 10),
+    );
+    server.enqueue(turn().text("done").usage(200, 5));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn three_step_scenario_reads_runs_and_answers() {
+    let harness = Harness::new().await;
+    enqueue_three_steps(&harness.server);
+    let output = harness
+        .run(&["-p", "look around", "--allowedTools", "Bash(echo:*)"])
+        .await;
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    assert_eq!(stdout(&output), "done\n");
+
+    let requests = harness.server.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(
+        requests[1].raw_body.contains("A project used in tests."),
+        "the README's text went back to the model"
+    );
+    assert!(
+        requests[2].raw_body.contains("hello"),
+        "the command's output went back to the model"
+    );
+    assert_eq!(requests[0].header("x-api-key"), Some("test-key"));
+
+    let files = harness.session_files();
+    assert_eq!(files.len(), 1);
+    let entries = session_entries(&files[0]);
+    let messages: Vec<&Value> = entries.iter().filter(|e| e["type"] == "message").collect();
+    assert_eq!(messages.len(), 6, "prompt, 3 answers, 2 result messages");
+    assert_eq!(entries[0]["type"], "meta");
+    for pair in entries.windows(2) {
+        assert_eq!(pair[1]["parent_id"], pair[0]["id"], "entries form a chain");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn json_output_ends_with_a_claude_code_shaped_result() {
+    let harness = Harness::new().await;
+    enqueue_three_steps(&harness.server);
+    let output = harness
+        .run(&[
+            "-p",
+            "look around",
+            "--output-format",
+            "json",
+            "--allowedTools",
+            "Bash(echo:*)",
+        ])
+        .await;
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    assert_eq!(stdout(&output).lines().count(), 1, "json prints one object");
+    let result = last_json_line(&output);
+    assert_eq!(result["type"], "result");
+    assert_eq!(result["subtype"], "success");
+    assert_eq!(result["is_error"], false);
+    assert_eq!(result["num_turns"], 3);
+    assert_eq!(result["result"], "done");
+    assert_eq!(result["usage"]["input_tokens"], 450);
+    assert_eq!(result["usage"]["output_tokens"], 35);
+    assert!(result["duration_ms"].is_u64());
+    assert!(result["total_cost_usd"].as_f64().expect("cost") > 0.0);
+    let session_id = result["session_id"].as_str().expect("session id");
+    let file = &harness.session_files()[0];
+    assert!(file.to_string_lossy().contains(session_id));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stream_json_prints_every_event_then_the_result() {
+    let harness = Harness::new().await;
+    enqueue_three_steps(&harness.server);
+    let output = harness
+        .run(&[
+            "-p",
+            "look around",
+            "--output-format",
+            "stream-json",
+            "--allowedTools",
+            "Bash(echo:*)",
+        ])
+        .await;
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    let lines: Vec<Value> = stdout(&output)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("each line is JSON"))
+        .collect();
+    let types: Vec<&str> = lines
+        .iter()
+        .map(|l| l["type"].as_str().expect("type"))
+        .collect();
+    assert_eq!(types.first(), Some(&"session_configured"));
+    assert_eq!(types.last(), Some(&"result"));
+    assert!(types.contains(&"message_delta"));
+    let begins: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "tool_call_begin")
+        .collect();
+    assert_eq!(begins.len(), 2);
+    assert_eq!(begins[0]["tool"], "read");
+    assert_eq!(begins[0]["kind"], "read");
+    assert_eq!(begins[1]["kind"], "execute");
+    let ends: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "tool_call_end")
+        .collect();
+    assert!(ends.iter().all(|end| end["status"] == "completed"));
+    assert!(types.contains(&"turn_complete"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_that_needs_approval_is_refused_headless_with_a_way_to_allow_it() {
+    let harness = Harness::new().await;
+    harness
+        .server
+        .enqueue(turn().tool_call("call_1", "bash", json!({ "command": "echo hi" })));
+    harness.server.enqueue(turn().text("could not run it"));
+    let output = harness.run(&["-p", "run echo"]).await;
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    let second = &harness.server.requests()[1].raw_body;
+    assert!(
+        second.contains("--allowedTools"),
+        "the refusal says how to allow it"
+    );
+    assert!(
+        second.contains("Bash(echo hi:*)"),
+        "and names the rule: {second}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_any_key_the_error_names_what_to_set() {
+    let harness = Harness::new().await;
+    let output = tokio::time::timeout(
+        Duration::from_secs(60),
+        harness
+            .larik()
+            .env_remove("ANTHROPIC_API_KEY")
+            .args(["-p", "hello"])
+            .output(),
+    )
+    .await
+    .expect("finishes")
+    .expect("starts");
+    assert!(!output.status.success());
+    let message = stderr(&output);
+    assert!(
+        message.contains("ANTHROPIC_API_KEY") && message.contains("OPENAI_API_KEY"),
+        "{message}"
+    );
+    assert!(harness.server.requests().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_openai_provider_runs_the_same_scenario() {
+    let harness = Harness::new().await;
+    enqueue_three_steps(&harness.server);
+    let output = tokio::time::timeout(
+        Duration::from_secs(60),
+        harness
+            .larik()
+            .env_remove("ANTHROPIC_API_KEY")
+            .env("OPENAI_API_KEY", "openai-key")
+            .env("OPENAI_BASE_URL", harness.server.openai_base_url())
+            .args(["-p", "look around", "--allowedTools", "Bash(echo:*)"])
+            .output(),
+    )
+    .await
+    .expect("finishes")
+    .expect("starts");
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    assert_eq!(stdout(&output), "done\n");
+    let requests = harness.server.requests();
+    assert!(requests.iter().all(|r| r.path == "/v1/responses"));
+    assert_eq!(requests[0].body["store"], false);
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some("Bearer openai-key")
+    );
+    harness.server.assert_no_violations();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn retries_exhausted_is_a_clear_error_and_a_failing_exit() {
+    let harness = Harness::new().await;
+    for _ in 0..5 {
+        harness.server.enqueue(Reply::Status {
+            status: 529,
+            headers: vec![("retry-after".into(), "0".into())],
+            body: json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+                .to_string(),
+        });
+    }
+    let output = harness
+        .run(&["-p", "hello", "--output-format", "json"])
+        .await;
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("Overloaded"),
+        "{}",
+        stderr(&output)
+    );
+    let result = last_json_line(&output);
+    assert_eq!(result["is_error"], true);
+    assert_eq!(result["subtype"], "error_during_execution");
+    assert_eq!(harness.server.requests().len(), 5);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_overloaded_answer_is_retried_and_then_succeeds() {
+    let harness = Harness::new().await;
+    harness.server.enqueue(Reply::Status {
+        status: 529,
+        headers: vec![("retry-after".into(), "0".into())],
+        body:
+            json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+                .to_string(),
+    });
+    harness.server.enqueue(turn().text("fine now"));
+    let output = harness.run(&["-p", "hello"]).await;
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    assert_eq!(stdout(&output), "fine now\n");
+    assert!(
+        stderr(&output).contains("retrying"),
+        "the retry is reported"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn continue_resumes_the_latest_session_in_the_same_file() {
+    let harness = Harness::new().await;
+    harness.server.enqueue(turn().text("first answer"));
+    let first = harness.run(&["-p", "first question"]).await;
+    assert!(first.status.success(), "stderr: {}", stderr(&first));
+    harness.server.enqueue(turn().text("second answer"));
+    let second = harness.run(&["-c", "-p", "second question"]).await;
+    assert!(second.status.success(), "stderr: {}", stderr(&second));
+    let requests = harness.server.requests();
+    let body = &requests[1].raw_body;
+    assert!(body.contains("first question") && body.contains("first answer"));
+    assert!(body.contains("second question"));
+    let files = harness.session_files();
+    assert_eq!(files.len(), 1, "resume appends to the same file");
+    let messages = session_entries(&files[0])
+        .into_iter()
+        .filter(|e| e["type"] == "message")
+        .count();
+    assert_eq!(messages, 4);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fork_and_rewind_write_new_files_and_leave_the_source_alone() {
+    let harness = Harness::new().await;
+    harness.server.enqueue(turn().text("answer one"));
+    let output = harness
+        .run(&["-p", "question one", "--output-format", "json"])
+        .await;
+    let source_id = last_json_line(&output)["session_id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    harness.server.enqueue(turn().text("answer two"));
+    harness
+        .run(&["--resume", &source_id, "-p", "question two"])
+        .await;
+    let source_path = harness.session_files()[0].clone();
+    let source_before = std::fs::read(&source_path).expect("source");
+
+    harness.server.enqueue(turn().text("forked answer"));
+    let forked = harness
+        .run(&[
+            "--resume",
+            &source_id,
+            "--fork",
+            "-p",
+            "question three",
+            "--output-format",
+            "json",
+        ])
+        .await;
+    assert!(forked.status.success(), "stderr: {}", stderr(&forked));
+    let fork_id = last_json_line(&forked)["session_id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    assert_ne!(fork_id, source_id);
+
+    harness.server.enqueue(turn().text("rewound answer"));
+    let rewound = harness
+        .run(&[
+            "--resume",
+            &source_id,
+            "--rewind",
+            "2",
+            "-p",
+            "question two, edited",
+        ])
+        .await;
+    assert!(rewound.status.success(), "stderr: {}", stderr(&rewound));
+
+    assert_eq!(
+        std::fs::read(&source_path).expect("source"),
+        source_before,
+        "source untouched"
+    );
+    assert_eq!(harness.session_files().len(), 3);
+
+    let requests = harness.server.requests();
+    let fork_request = &requests[2].raw_body;
+    assert!(fork_request.contains("question two") && fork_request.contains("question three"));
+    let rewind_request = &requests[3].raw_body;
+    assert!(rewind_request.contains("question one") && rewind_request.contains("answer one"));
+    assert!(
+        !rewind_request.contains("answer two"),
+        "rewind drops prompt 2 and after"
+    );
+    assert!(rewind_request.contains("question two, edited"));
+
+    let fork_file = harness
+        .session_files()
+        .into_iter()
+        .find(|path| path.to_string_lossy().contains(&fork_id))
+        .expect("fork file");
+    let meta = &session_entries(&fork_file)[0];
+    assert_eq!(meta["meta"]["fork_of"], source_id.as_str());
+    assert_eq!(meta["meta"]["fork_at"], 4);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn permission_modes_decide_headless_calls() {
+    // plan mode refuses an edit; acceptEdits applies it; bypassPermissions runs a command.
+    let harness = Harness::new().await;
+    let edit = json!({ "file_path": "README.md", "old_string": "Demo", "new_string": "Changed" });
+    harness
+        .server
+        .enqueue(turn().tool_call("c1", "edit", edit.clone()));
+    harness.server.enqueue(turn().text("planned"));
+    let plan = harness
+        .run(&["-p", "change it", "--permission-mode", "plan"])
+        .await;
+    assert!(plan.status.success(), "stderr: {}", stderr(&plan));
+    let readme = || std::fs::read_to_string(harness.cwd().join("README.md")).expect("readme");
+    assert!(readme().contains("Demo"), "plan mode changed nothing");
+    assert!(harness.server.requests()[1].raw_body.contains("plan mode"));
+
+    harness.server.enqueue(turn().tool_call("c2", "edit", edit));
+    harness.server.enqueue(turn().text("edited"));
+    let accept = harness
+        .run(&["-p", "change it", "--permission-mode", "acceptEdits"])
+        .await;
+    assert!(accept.status.success(), "stderr: {}", stderr(&accept));
+    assert!(readme().contains("Changed"), "acceptEdits applied the edit");
+
+    harness.server.enqueue(turn().tool_call(
+        "c3",
+        "bash",
+        json!({ "command": "echo bypassed > out.txt" }),
+    ));
+    harness.server.enqueue(turn().text("ran"));
+    let bypass = harness
+        .run(&["-p", "run it", "--permission-mode", "bypassPermissions"])
+        .await;
+    assert!(bypass.status.success(), "stderr: {}", stderr(&bypass));
+    let out = std::fs::read_to_string(harness.cwd().join("out.txt")).expect("command ran");
+    assert_eq!(out, "bypassed\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn disallowed_tools_are_hidden_and_denied() {
+    let harness = Harness::new().await;
+    harness
+        .server
+        .enqueue(turn().tool_call("c1", "read", json!({ "file_path": "README.md" })));
+    harness.server.enqueue(turn().text("ok"));
+    let output = harness
+        .run(&["-p", "hi", "--disallowedTools", "Bash", "Read(README.md)"])
+        .await;
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    let requests = harness.server.requests();
+    let tools: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|tool| tool["name"].as_str().expect("name"))
+        .collect();
+    assert!(!tools.contains(&"bash"), "bash hidden: {tools:?}");
+    assert!(tools.contains(&"read"));
+    assert!(requests[1].raw_body.contains("Permission denied"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_cancels_cleanly_and_keeps_the_session_consistent() {
+    let harness = Harness::new().await;
+    harness
+        .server
+        .enqueue(turn().tool_call("c1", "bash", json!({ "command": "sleep 30" })));
+    harness.server.enqueue(turn().text("never sent"));
+    let mut child = harness
+        .larik()
+        .args([
+            "-p",
+            "sleep",
+            "--permission-mode",
+            "bypassPermissions",
+            "--output-format",
+            "stream-json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("larik starts");
+    let pid = child.id().expect("pid");
+    let mut stdout = tokio::io::BufReader::new(child.stdout.take().expect("stdout")).lines_stream();
+    // Wait until the command is running, then interrupt.
+    loop {
+        let line = tokio::time::timeout(Duration::from_secs(60), stdout.next_line())
+            .await
+            .expect("events arrive")
+            .expect("read")
+            .expect("larik still running");
+        let event: Value = serde_json::from_str(&line).expect("JSON line");
+        if event["type"] == "tool_call_update" && event["status"] == "in_progress" {
+            break;
+        }
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let mut last = Value::Null;
+    while let Some(line) = tokio::time::timeout(Duration::from_secs(60), stdout.next_line())
+        .await
+        .expect("larik finishes")
+        .expect("read")
+    {
+        last = serde_json::from_str(&line).expect("JSON line");
+    }
+    assert_eq!(last["type"], "result");
+    assert_eq!(last["stop_reason"], "cancelled");
+    let exit = child.wait().await.expect("larik exits");
+    assert_eq!(exit.code(), Some(130));
+    assert_eq!(
+        harness.server.requests().len(),
+        1,
+        "no request after the interrupt"
+    );
+    let entries = session_entries(&harness.session_files()[0]);
+    let last_message = entries
+        .iter()
+        .rev()
+        .find(|e| e["type"] == "message")
+        .expect("messages");
+    let result = &last_message["message"]["content"][0];
+    assert_eq!(result["type"], "tool_result", "the call got a result");
+    assert_eq!(result["call_id"], "c1");
+    assert_eq!(result["is_error"], true);
+}
+
+/// Line reading over a child's stdout.
+trait LinesStream {
+    fn lines_stream(self) -> tokio::io::Lines<Self>
+    where
+        Self: Sized;
+}
+
+impl<R: tokio::io::AsyncBufRead> LinesStream for R {
+    fn lines_stream(self) -> tokio::io::Lines<Self> {
+        tokio::io::AsyncBufReadExt::lines(self)
+    }
+}
