@@ -6,7 +6,9 @@ use std::time::Duration;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ProviderError {
     /// The model name is not `provider/model`.
-    #[error("model name `{name}` is not of the form provider/model (e.g. anthropic/claude-sonnet-4-5)")]
+    #[error(
+        "model name `{name}` is not of the form provider/model (e.g. anthropic/claude-sonnet-4-5)"
+    )]
     BadModelName {
         /// The name given.
         name: String,

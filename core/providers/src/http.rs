@@ -115,11 +115,7 @@ fn content_type(headers: &HeaderMap) -> Option<String> {
 
 /// A transport failure, with the error's causes spelled out (reqwest's top-level message
 /// alone rarely says what went wrong).
-pub(crate) fn connection_error(
-    provider: &str,
-    what: &str,
-    err: &reqwest::Error,
-) -> ProviderError {
+pub(crate) fn connection_error(provider: &str, what: &str, err: &reqwest::Error) -> ProviderError {
     ProviderError::Connection {
         provider: provider.to_string(),
         message: format!("{what}: {}", error_chain(err)),
@@ -219,7 +215,10 @@ pub(crate) fn status_error(
     body: &str,
 ) -> ProviderError {
     let detail = parse_error_body(body);
-    let code = detail.as_ref().map(ErrorDetail::code_or_kind).unwrap_or_default();
+    let code = detail
+        .as_ref()
+        .map(ErrorDetail::code_or_kind)
+        .unwrap_or_default();
     let message = match &detail {
         Some(detail) => detail.text(),
         None if body.trim().is_empty() => format!("HTTP {status} with an empty body"),
@@ -349,10 +348,16 @@ mod tests {
     fn retry_after_accepts_fractional_seconds() {
         let mut headers = HeaderMap::new();
         headers.insert(RETRY_AFTER, HeaderValue::from_static("0.25"));
-        assert_eq!(parse_retry_after(&headers), Some(Duration::from_millis(250)));
+        assert_eq!(
+            parse_retry_after(&headers),
+            Some(Duration::from_millis(250))
+        );
         headers.insert(RETRY_AFTER, HeaderValue::from_static("7"));
         assert_eq!(parse_retry_after(&headers), Some(Duration::from_secs(7)));
-        headers.insert(RETRY_AFTER, HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"));
+        headers.insert(
+            RETRY_AFTER,
+            HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
+        );
         assert_eq!(parse_retry_after(&headers), None);
         headers.insert(RETRY_AFTER, HeaderValue::from_static("-3"));
         assert_eq!(parse_retry_after(&headers), None);
@@ -371,7 +376,12 @@ mod tests {
             ProviderError::ContextTooLong { .. }
         ));
         assert!(matches!(
-            status_error("openai", 413, None, r#"{"error":{"message":"exceeds maximum context"}}"#),
+            status_error(
+                "openai",
+                413,
+                None,
+                r#"{"error":{"message":"exceeds maximum context"}}"#
+            ),
             ProviderError::ContextTooLong { .. }
         ));
     }
@@ -395,7 +405,9 @@ mod tests {
             "<html><head><title>404 Not Found</title></head><body><h1>Not Found</h1>{}</body></html>",
             "x".repeat(1000)
         );
-        let ProviderError::BadRequest { message, status, .. } = status_error("anthropic", 404, None, &page)
+        let ProviderError::BadRequest {
+            message, status, ..
+        } = status_error("anthropic", 404, None, &page)
         else {
             panic!("expected BadRequest");
         };

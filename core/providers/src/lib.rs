@@ -7,11 +7,11 @@
 
 pub mod anthropic;
 pub mod error;
+mod http;
 pub mod openai_responses;
 pub mod pricing;
 pub mod replay;
 pub mod retry;
-mod http;
 mod sse;
 
 use std::pin::Pin;
@@ -152,11 +152,16 @@ pub fn split_model_name(name: &str) -> Result<(&str, &str), ProviderError> {
 }
 
 /// Builds the client for `provider/model` with its endpoint.
-pub fn connect(model_name: &str, endpoint: &Endpoint) -> Result<Arc<dyn ModelClient>, ProviderError> {
+pub fn connect(
+    model_name: &str,
+    endpoint: &Endpoint,
+) -> Result<Arc<dyn ModelClient>, ProviderError> {
     let (provider, model) = split_model_name(model_name)?;
     match provider {
         "anthropic" => Ok(Arc::new(anthropic::AnthropicClient::new(model, endpoint)?)),
-        "openai" => Ok(Arc::new(openai_responses::OpenAiResponsesClient::new(model, endpoint)?)),
+        "openai" => Ok(Arc::new(openai_responses::OpenAiResponsesClient::new(
+            model, endpoint,
+        )?)),
         other => Err(ProviderError::UnknownProvider {
             provider: other.to_string(),
         }),

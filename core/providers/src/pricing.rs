@@ -26,11 +26,31 @@ const fn prices(input: f64, output: f64, cache_read: f64, cache_write: f64) -> P
 
 /// `(provider, model, prices)`.
 const TABLE: &[(&str, &str, Prices)] = &[
-    ("anthropic", "claude-sonnet-4-5", prices(3.0, 15.0, 0.30, 3.75)),
-    ("anthropic", "claude-sonnet-4", prices(3.0, 15.0, 0.30, 3.75)),
-    ("anthropic", "claude-opus-4-5", prices(5.0, 25.0, 0.50, 6.25)),
-    ("anthropic", "claude-opus-4-1", prices(15.0, 75.0, 1.5, 18.75)),
-    ("anthropic", "claude-haiku-4-5", prices(1.0, 5.0, 0.10, 1.25)),
+    (
+        "anthropic",
+        "claude-sonnet-4-5",
+        prices(3.0, 15.0, 0.30, 3.75),
+    ),
+    (
+        "anthropic",
+        "claude-sonnet-4",
+        prices(3.0, 15.0, 0.30, 3.75),
+    ),
+    (
+        "anthropic",
+        "claude-opus-4-5",
+        prices(5.0, 25.0, 0.50, 6.25),
+    ),
+    (
+        "anthropic",
+        "claude-opus-4-1",
+        prices(15.0, 75.0, 1.5, 18.75),
+    ),
+    (
+        "anthropic",
+        "claude-haiku-4-5",
+        prices(1.0, 5.0, 0.10, 1.25),
+    ),
     ("openai", "gpt-5.1", prices(1.25, 10.0, 0.125, 0.0)),
     ("openai", "gpt-5", prices(1.25, 10.0, 0.125, 0.0)),
     ("openai", "gpt-5-mini", prices(0.25, 2.0, 0.025, 0.0)),
@@ -41,10 +61,9 @@ const TABLE: &[(&str, &str, Prices)] = &[
 /// not known.
 pub fn cost_usd(provider: &str, model: &str, usage: &Usage) -> f64 {
     let base = strip_date(model);
-    let Some((_, _, p)) = TABLE
-        .iter()
-        .find(|(table_provider, table_model, _)| *table_provider == provider && *table_model == base)
-    else {
+    let Some((_, _, p)) = TABLE.iter().find(|(table_provider, table_model, _)| {
+        *table_provider == provider && *table_model == base
+    }) else {
         return 0.0;
     };
     (usage.input_tokens as f64 * p.input
@@ -111,9 +130,18 @@ mod tests {
     #[test]
     fn dated_snapshots_cost_what_their_base_costs() {
         let u = usage(2_000_000, 0, 0, 0);
-        assert!(close(cost_usd("anthropic", "claude-sonnet-4-5-20250929", &u), 6.0));
-        assert!(close(cost_usd("anthropic", "claude-sonnet-4-20250514", &u), 6.0));
-        assert!(close(cost_usd("anthropic", "claude-opus-4-1-20250805", &u), 30.0));
+        assert!(close(
+            cost_usd("anthropic", "claude-sonnet-4-5-20250929", &u),
+            6.0
+        ));
+        assert!(close(
+            cost_usd("anthropic", "claude-sonnet-4-20250514", &u),
+            6.0
+        ));
+        assert!(close(
+            cost_usd("anthropic", "claude-opus-4-1-20250805", &u),
+            30.0
+        ));
         assert!(close(cost_usd("openai", "gpt-5-2025-08-07", &u), 2.5));
         assert!(close(cost_usd("openai", "gpt-5-mini-2025-08-07", &u), 0.5));
     }
@@ -131,7 +159,10 @@ mod tests {
         let u = usage(1_000_000, 1_000_000, 0, 0);
         assert_eq!(cost_usd("anthropic", "claude-unknown", &u), 0.0);
         assert_eq!(cost_usd("openai", "claude-sonnet-4-5", &u), 0.0);
-        assert_eq!(cost_usd("anthropic", "claude-haiku-4-5", &Usage::default()), 0.0);
+        assert_eq!(
+            cost_usd("anthropic", "claude-haiku-4-5", &Usage::default()),
+            0.0
+        );
     }
 
     #[test]

@@ -144,7 +144,9 @@ mod tests {
                     media_type: "image/png".into(),
                     data: "AAAA".into(),
                 },
-                Block::Text { text: "next".into() },
+                Block::Text {
+                    text: "next".into(),
+                },
             ],
             model: None,
         };

@@ -99,7 +99,8 @@ impl Retrier {
             Some(stream) => stream,
             None => {
                 self.attempt += 1;
-                self.current.insert(self.client.stream(Arc::clone(&self.request)))
+                self.current
+                    .insert(self.client.stream(Arc::clone(&self.request)))
             }
         };
         let failure = match stream.next().await {
@@ -127,10 +128,9 @@ impl Retrier {
                 last: Box::new(failure),
             }));
         }
-        let delay = failure.retry_after().unwrap_or_else(|| {
-            self.jitter
-                .up_to(self.policy.backoff_ceiling(self.attempt))
-        });
+        let delay = failure
+            .retry_after()
+            .unwrap_or_else(|| self.jitter.up_to(self.policy.backoff_ceiling(self.attempt)));
         self.wait = Some(delay);
         Some(Ok(StreamEvent::Retrying {
             attempt: self.attempt + 1,

@@ -7,9 +7,8 @@ use std::time::Duration;
 use futures::StreamExt;
 use larik_protocol::{Block, Message, ResultPart, Role};
 use larik_providers::{
-    Endpoint, ModelClient, ModelRequest, ModelResponse, ModelStop, ProviderError,
-    ReasoningEffort, ResponseStream, RetryPolicy, StreamEvent, ToolSpec, connect,
-    stream_with_retry,
+    Endpoint, ModelClient, ModelRequest, ModelResponse, ModelStop, ProviderError, ReasoningEffort,
+    ResponseStream, RetryPolicy, StreamEvent, ToolSpec, connect, stream_with_retry,
 };
 use larik_testkit::{FakeModelServer, Reply, error_status, turn};
 use serde_json::{Value, json};
@@ -85,7 +84,8 @@ async fn thinking_text_and_a_tool_call_stream_into_blocks() {
             .usage(10, 5)
             .cache_usage(100, 20),
     );
-    let items = collect(client(&server).stream(request(vec![Message::user_text("read a.txt")]))).await;
+    let items =
+        collect(client(&server).stream(request(vec![Message::user_text("read a.txt")]))).await;
 
     let thinking: String = items
         .iter()
@@ -143,11 +143,11 @@ async fn thinking_text_and_a_tool_call_stream_into_blocks() {
 async fn the_thinking_signature_goes_back_byte_exact_on_the_next_request() {
     let server = FakeModelServer::start().await;
     let signature = "EqQBCkYIBxgCKkD+sig/with=padding==";
-    server.enqueue(
-        turn()
-            .thinking("Plan the read.", signature)
-            .tool_call("toolu_7", "read", json!({"path": "b.txt"})),
-    );
+    server.enqueue(turn().thinking("Plan the read.", signature).tool_call(
+        "toolu_7",
+        "read",
+        json!({"path": "b.txt"}),
+    ));
     server.enqueue(turn().text("The file says hi."));
     let client = client(&server);
     let mut messages = vec![Message::user_text("read b.txt")];
@@ -214,8 +214,9 @@ async fn retry_after_is_honoured() {
     server.enqueue(Reply::Status {
         status: 429,
         headers: vec![("retry-after".into(), "0.02".into())],
-        body: json!({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}})
-            .to_string(),
+        body:
+            json!({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}})
+                .to_string(),
     });
     server.enqueue(turn().text("fine"));
     let items = collect(stream_with_retry(
@@ -226,7 +227,11 @@ async fn retry_after_is_honoured() {
     .await;
     assert!(matches!(
         &items[0],
-        Ok(StreamEvent::Retrying { attempt: 2, delay_ms: 20, .. })
+        Ok(StreamEvent::Retrying {
+            attempt: 2,
+            delay_ms: 20,
+            ..
+        })
     ));
     assert_eq!(text_of(&items), "fine");
 }
@@ -293,7 +298,11 @@ async fn retries_run_out() {
 #[tokio::test]
 async fn a_rejected_key_is_not_retried() {
     let server = FakeModelServer::start().await;
-    server.enqueue(error_status(401, "authentication_error", "invalid x-api-key"));
+    server.enqueue(error_status(
+        401,
+        "authentication_error",
+        "invalid x-api-key",
+    ));
     let items = collect(stream_with_retry(
         client(&server),
         request(vec![Message::user_text("hi")]),
@@ -366,7 +375,11 @@ async fn malformed_event_data_is_a_protocol_error() {
         }
         other => panic!("expected a protocol error, got {other:?}"),
     }
-    assert_eq!(server.requests().len(), 1, "protocol errors are not retried");
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "protocol errors are not retried"
+    );
 }
 
 #[tokio::test]
@@ -383,7 +396,12 @@ async fn unknown_event_types_are_ignored() {
     ];
     let body: String = events
         .iter()
-        .map(|event: &Value| format!("event: {}\ndata: {event}\n\n", event["type"].as_str().unwrap_or("")))
+        .map(|event: &Value| {
+            format!(
+                "event: {}\ndata: {event}\n\n",
+                event["type"].as_str().unwrap_or("")
+            )
+        })
         .collect();
     server.enqueue(Reply::RawSse { body });
     let items = collect(client(&server).stream(request(vec![Message::user_text("hi")]))).await;

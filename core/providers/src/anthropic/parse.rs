@@ -23,8 +23,16 @@ use super::PROVIDER;
 #[derive(Debug)]
 enum Partial {
     Text(String),
-    Thinking { text: String, signature: String },
-    ToolUse { id: String, name: String, initial: Value, json: String },
+    Thinking {
+        text: String,
+        signature: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        initial: Value,
+        json: String,
+    },
     Opaque(String),
 }
 
@@ -157,14 +165,12 @@ impl AnthropicParser {
             .iter_mut()
             .find(|(i, _)| *i == index)
             .map(|(_, block)| block)
-            .ok_or_else(|| protocol_error(PROVIDER, event, &format!("no block {index} was started")))
+            .ok_or_else(|| {
+                protocol_error(PROVIDER, event, &format!("no block {index} was started"))
+            })
     }
 
-    fn start_block(
-        &mut self,
-        data: &str,
-        out: &mut Vec<StreamEvent>,
-    ) -> Result<(), ProviderError> {
+    fn start_block(&mut self, data: &str, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
         const EVENT: &str = "content_block_start";
         let start: BlockStart<'_> = parse_data(PROVIDER, EVENT, data)?;
         let raw = start.content_block.get();
@@ -187,7 +193,11 @@ impl AnthropicParser {
             }
             "tool_use" => {
                 if block.id.is_empty() || block.name.is_empty() {
-                    return Err(protocol_error(PROVIDER, EVENT, &"a tool_use block without id or name"));
+                    return Err(protocol_error(
+                        PROVIDER,
+                        EVENT,
+                        &"a tool_use block without id or name",
+                    ));
                 }
                 out.push(StreamEvent::ToolCallStarted {
                     id: block.id.clone(),
@@ -341,7 +351,13 @@ mod tests {
     fn sse(events: &[Value]) -> String {
         events
             .iter()
-            .map(|event| format!("event: {}\ndata: {}\n\n", event["type"].as_str().unwrap_or("x"), event))
+            .map(|event| {
+                format!(
+                    "event: {}\ndata: {}\n\n",
+                    event["type"].as_str().unwrap_or("x"),
+                    event
+                )
+            })
             .collect()
     }
 
@@ -432,7 +448,8 @@ mod tests {
     #[tokio::test]
     async fn redacted_and_unknown_blocks_are_kept_byte_exact() {
         let redacted = r#"{"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix/LafPsn4a"}"#;
-        let unknown = r#"{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}"#;
+        let unknown =
+            r#"{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}"#;
         let mut text = sse(&[start(1, 0, 0)]);
         text.push_str(&format!(
             "event: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{redacted}}}\n\n"
@@ -473,11 +490,18 @@ mod tests {
         events.extend(end("tool_use", 3));
         let items = run(&sse(&events)).await;
         let response = completed(&items);
-        let inputs: Vec<&Value> = response.content.iter().filter_map(|b| match b {
-            Block::ToolCall { input, .. } => Some(input),
-            _ => None,
-        }).collect();
-        assert_eq!(inputs, [&json!({}), &Value::String("{\"path\": tru".into())]);
+        let inputs: Vec<&Value> = response
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                Block::ToolCall { input, .. } => Some(input),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            inputs,
+            [&json!({}), &Value::String("{\"path\": tru".into())]
+        );
     }
 
     #[tokio::test]
@@ -512,9 +536,14 @@ mod tests {
                 retry_after: None
             }))
         );
-        let bad = [json!({"type": "error", "error": {"type": "invalid_request_error", "message": "nope"}})];
+        let bad = [
+            json!({"type": "error", "error": {"type": "invalid_request_error", "message": "nope"}}),
+        ];
         let items = run(&sse(&bad)).await;
-        assert!(matches!(items.last(), Some(Err(ProviderError::BadRequest { .. }))));
+        assert!(matches!(
+            items.last(),
+            Some(Err(ProviderError::BadRequest { .. }))
+        ));
     }
 
     #[tokio::test]
@@ -530,8 +559,13 @@ mod tests {
             }
             other => panic!("expected a protocol error, got {other:?}"),
         }
-        let missing = sse(&[json!({"type": "content_block_delta", "delta": {"type": "text_delta", "text": "x"}})]);
-        assert!(matches!(run(&missing).await.last(), Some(Err(ProviderError::Protocol { .. }))));
+        let missing = sse(&[
+            json!({"type": "content_block_delta", "delta": {"type": "text_delta", "text": "x"}}),
+        ]);
+        assert!(matches!(
+            run(&missing).await.last(),
+            Some(Err(ProviderError::Protocol { .. }))
+        ));
     }
 
     #[tokio::test]
@@ -546,7 +580,10 @@ mod tests {
         match items.last() {
             Some(Err(err @ ProviderError::Connection { message, .. })) => {
                 assert!(err.is_retryable());
-                assert!(message.contains("cut") && message.contains("message_stop"), "{message}");
+                assert!(
+                    message.contains("cut") && message.contains("message_stop"),
+                    "{message}"
+                );
             }
             other => panic!("expected a connection error, got {other:?}"),
         }

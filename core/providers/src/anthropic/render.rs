@@ -124,7 +124,9 @@ fn render_messages<'a>(messages: &'a [Message], model: &str) -> Vec<WireMessage<
     for message in &mut out {
         if message.role == "user" {
             // The API wants a user message's tool results before anything else in it.
-            message.content.sort_by_key(|block| !is_type(block, "tool_result"));
+            message
+                .content
+                .sort_by_key(|block| !is_type(block, "tool_result"));
         }
     }
     out
@@ -158,7 +160,9 @@ fn render_block(block: &Block) -> Option<WireBlock<'_>> {
             signature: Some(signature),
             ..
         } => json!({"type": "thinking", "thinking": text, "signature": signature}),
-        Block::Thinking { signature: None, .. } => return None,
+        Block::Thinking {
+            signature: None, ..
+        } => return None,
         // A stored block that is not JSON (a damaged session) cannot be sent; dropping it
         // costs the model some reasoning, not the conversation.
         Block::Opaque { raw, .. } => return serde_json::from_str(raw).ok().map(WireBlock::Raw),
@@ -258,7 +262,9 @@ mod tests {
                         provider: "anthropic".into(),
                         raw: r#"{"type":"redacted_thinking","data":"EmwKAhgB  xyz"}"#.into(),
                     },
-                    Block::Text { text: "Reading.".into() },
+                    Block::Text {
+                        text: "Reading.".into(),
+                    },
                     Block::ToolCall {
                         id: "toolu_1".into(),
                         name: "read".into(),
@@ -295,8 +301,14 @@ mod tests {
             body["system"],
             json!([{"type": "text", "text": "You are Larik.", "cache_control": {"type": "ephemeral"}}])
         );
-        assert_eq!(body["tools"][0], json!({"name": "edit", "description": "Edit a file", "input_schema": {"type": "object"}}));
-        assert_eq!(body["tools"][1]["cache_control"], json!({"type": "ephemeral"}));
+        assert_eq!(
+            body["tools"][0],
+            json!({"name": "edit", "description": "Edit a file", "input_schema": {"type": "object"}})
+        );
+        assert_eq!(
+            body["tools"][1]["cache_control"],
+            json!({"type": "ephemeral"})
+        );
         assert!(body.get("thinking").is_none());
     }
 
@@ -318,7 +330,10 @@ mod tests {
             assistant["content"][0],
             json!({"type": "thinking", "thinking": "I should read it", "signature": "c2lnbmF0dXJl+/="})
         );
-        assert_eq!(assistant["content"][2], json!({"type": "text", "text": "Reading."}));
+        assert_eq!(
+            assistant["content"][2],
+            json!({"type": "text", "text": "Reading."})
+        );
         assert_eq!(
             assistant["content"][3],
             json!({"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a.txt"}})
@@ -327,7 +342,10 @@ mod tests {
         assert!(text.contains(r#"{"type":"redacted_thinking","data":"EmwKAhgB  xyz"}"#));
         let result = &body["messages"][2]["content"][0];
         assert_eq!(result["tool_use_id"], "toolu_1");
-        assert_eq!(result["content"][0], json!({"type": "text", "text": "hello"}));
+        assert_eq!(
+            result["content"][0],
+            json!({"type": "text", "text": "hello"})
+        );
         assert_eq!(
             result["content"][1],
             json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBOR"}})
@@ -390,7 +408,9 @@ mod tests {
             Message {
                 role: Role::User,
                 content: vec![
-                    Block::Text { text: "second".into() },
+                    Block::Text {
+                        text: "second".into(),
+                    },
                     Block::ToolResult {
                         call_id: "c".into(),
                         content: vec![],
@@ -413,7 +433,10 @@ mod tests {
         let mut req = request(vec![Message::user_text("hi")]);
         req.reasoning = Some(ReasoningEffort::High);
         let (_, body) = render(&req);
-        assert_eq!(body["thinking"], json!({"type": "enabled", "budget_tokens": 14_976}));
+        assert_eq!(
+            body["thinking"],
+            json!({"type": "enabled", "budget_tokens": 14_976})
+        );
         req.max_output_tokens = 64_000;
         req.reasoning = Some(ReasoningEffort::Low);
         let (_, body) = render(&req);

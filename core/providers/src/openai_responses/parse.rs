@@ -212,7 +212,11 @@ impl ResponsesParser {
             }
         }
         self.items.sort_by_key(|(index, _)| *index);
-        let content: Vec<Block> = self.items.drain(..).flat_map(|(_, blocks)| blocks).collect();
+        let content: Vec<Block> = self
+            .items
+            .drain(..)
+            .flat_map(|(_, blocks)| blocks)
+            .collect();
         let mut usage = Usage::default();
         if let Some(wire) = response.usage {
             let cached = wire.input_tokens_details.map_or(0, |d| d.cached_tokens);
@@ -298,13 +302,21 @@ impl WireParser for ResponsesParser {
             "response.failed" => {
                 let failed: ResponseEvent<'_> = parse_data(PROVIDER, event, data)?;
                 let detail = failed.response.error.unwrap_or_default();
-                return Err(stream_error(PROVIDER, &detail.code_or_kind(), &detail.text()));
+                return Err(stream_error(
+                    PROVIDER,
+                    &detail.code_or_kind(),
+                    &detail.text(),
+                ));
             }
             "error" => {
                 let Some(detail) = parse_error_body(data) else {
                     return Err(stream_error(PROVIDER, "", &excerpt(data)));
                 };
-                return Err(stream_error(PROVIDER, &detail.code_or_kind(), &detail.text()));
+                return Err(stream_error(
+                    PROVIDER,
+                    &detail.code_or_kind(),
+                    &detail.text(),
+                ));
             }
             _ => {}
         }
@@ -323,7 +335,13 @@ mod tests {
     fn sse(events: &[Value]) -> String {
         events
             .iter()
-            .map(|event| format!("event: {}\ndata: {}\n\n", event["type"].as_str().unwrap_or("x"), event))
+            .map(|event| {
+                format!(
+                    "event: {}\ndata: {}\n\n",
+                    event["type"].as_str().unwrap_or("x"),
+                    event
+                )
+            })
             .collect()
     }
 
@@ -422,7 +440,9 @@ mod tests {
         let call = r#"{"type":"function_call","call_id":"call_9","name":"read","arguments":"{\"path\": "}"#;
         let unknown = r#"{"type":"web_search_call","id":"ws_1","status":"completed"}"#;
         let mut text = raw_event("response.output_item.done", 0, unknown);
-        text.push_str("event: response.brand_new\ndata: {\"type\":\"response.brand_new\",\"x\":[1]}\n\n");
+        text.push_str(
+            "event: response.brand_new\ndata: {\"type\":\"response.brand_new\",\"x\":[1]}\n\n",
+        );
         text.push_str(&raw_event("response.output_item.done", 1, call));
         text.push_str(&sse(&[completed_event(10, 0, 5)]));
         let response = completed(&run(&text).await).clone();
@@ -450,7 +470,12 @@ mod tests {
         let items = run(&text).await;
         let response = completed(&items);
         assert_eq!(response.stop, ModelStop::Refusal);
-        assert_eq!(response.content, vec![Block::Text { text: "I can't help with that.".into() }]);
+        assert_eq!(
+            response.content,
+            vec![Block::Text {
+                text: "I can't help with that.".into()
+            }]
+        );
 
         let incomplete = sse(&[json!({"type": "response.incomplete", "response": {
             "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}, "output": [],
@@ -463,8 +488,10 @@ mod tests {
     #[tokio::test]
     async fn failures_map_like_http_errors() {
         let failed = |code: &str| {
-            sse(&[json!({"type": "response.failed", "response": {"status": "failed",
-                "error": {"code": code, "message": "it failed"}}})])
+            sse(&[
+                json!({"type": "response.failed", "response": {"status": "failed",
+                "error": {"code": code, "message": "it failed"}}}),
+            ])
         };
         assert!(matches!(
             run(&failed("server_error")).await.last(),
@@ -478,7 +505,9 @@ mod tests {
             run(&failed("invalid_prompt")).await.last(),
             Some(Err(ProviderError::BadRequest { .. }))
         ));
-        let error = sse(&[json!({"type": "error", "code": "rate_limit_exceeded", "message": "slow down", "param": null})]);
+        let error = sse(&[
+            json!({"type": "error", "code": "rate_limit_exceeded", "message": "slow down", "param": null}),
+        ]);
         assert!(matches!(
             run(&error).await.last(),
             Some(Err(ProviderError::Unavailable { status: 429, message, .. })) if message == "slow down"
@@ -495,7 +524,10 @@ mod tests {
             other => panic!("expected a protocol error, got {other:?}"),
         }
         let not_json = "data: {not json\n\n";
-        assert!(matches!(run(not_json).await.last(), Some(Err(ProviderError::Protocol { .. }))));
+        assert!(matches!(
+            run(not_json).await.last(),
+            Some(Err(ProviderError::Protocol { .. }))
+        ));
         let cut = sse(&[json!({"type": "response.output_text.delta", "delta": "par"})]);
         let items = run(&cut).await;
         assert!(matches!(

@@ -149,7 +149,11 @@ fn render_assistant<'a>(blocks: &[&'a Block], input: &mut Vec<Item<'a>>) {
     for block in blocks {
         match block {
             Block::Text { text } => texts.push(json!({"type": "output_text", "text": text})),
-            Block::ToolCall { id, name, input: arguments } => {
+            Block::ToolCall {
+                id,
+                name,
+                input: arguments,
+            } => {
                 flush(&mut texts, input);
                 let arguments = match arguments {
                     Value::String(text) => text.clone(),
@@ -209,7 +213,9 @@ mod tests {
             Message {
                 role: Role::User,
                 content: vec![
-                    Block::Text { text: "look".into() },
+                    Block::Text {
+                        text: "look".into(),
+                    },
                     Block::Image {
                         media_type: "image/png".into(),
                         data: "iVBOR".into(),
@@ -228,7 +234,9 @@ mod tests {
                         provider: "openai".into(),
                         raw: REASONING.into(),
                     },
-                    Block::Text { text: "Reading.".into() },
+                    Block::Text {
+                        text: "Reading.".into(),
+                    },
                     Block::ToolCall {
                         id: "call_1".into(),
                         name: "read".into(),
@@ -277,7 +285,10 @@ mod tests {
         assert_eq!(body["include"], json!(["reasoning.encrypted_content"]));
         assert_eq!(body["max_output_tokens"], 4_000);
         assert_eq!(body["parallel_tool_calls"], true);
-        assert_eq!(body["reasoning"], json!({"effort": "high", "summary": "auto"}));
+        assert_eq!(
+            body["reasoning"],
+            json!({"effort": "high", "summary": "auto"})
+        );
         assert_eq!(
             body["tools"],
             json!([{"type": "function", "name": "read", "description": "Read a file", "parameters": {"type": "object"}, "strict": false}])
@@ -299,7 +310,10 @@ mod tests {
                 {"type": "input_image", "image_url": "data:image/png;base64,iVBOR"}]})
         );
         assert_eq!(input[1]["type"], "reasoning");
-        assert!(text.contains(REASONING), "the reasoning item is sent byte for byte");
+        assert!(
+            text.contains(REASONING),
+            "the reasoning item is sent byte for byte"
+        );
         assert_eq!(
             input[2],
             json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Reading."}]})

@@ -157,3 +157,20 @@ async fn preview_computes_the_edit_without_making_it() {
     let invalid = json!({"file_path": "p.txt", "old_string": "absent", "new_string": "x"});
     assert_eq!(EditTool.preview(&invalid, &ctx).await, None);
 }
+
+#[tokio::test]
+async fn a_file_that_is_not_utf8_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("latin1.txt"), b"caf\xe9").expect("write");
+    let message = fails(
+        &EditTool,
+        &context(dir.path()),
+        json!({"file_path": "latin1.txt", "old_string": "caf", "new_string": "tea"}),
+    )
+    .await;
+    assert!(message.contains("not UTF-8"), "{message}");
+    assert_eq!(
+        std::fs::read(dir.path().join("latin1.txt")).expect("read"),
+        b"caf\xe9"
+    );
+}

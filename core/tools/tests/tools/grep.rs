@@ -102,6 +102,22 @@ async fn context_lines_use_dashes_and_separators() {
 }
 
 #[tokio::test]
+async fn head_limit_keeps_the_first_files_and_says_more_exist() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    project(dir.path());
+    let text = ok(
+        &GrepTool,
+        &context(dir.path()),
+        json!({"pattern": "fn main", "head_limit": 2}),
+    )
+    .await;
+    assert_eq!(
+        text,
+        "Found 2 files\nREADME.md\nsrc/lib.rs\n(head_limit 2 reached; more results exist.)\n"
+    );
+}
+
+#[tokio::test]
 async fn count_mode_counts_matching_lines_per_file() {
     let dir = tempfile::tempdir().expect("tempdir");
     put(dir.path(), "a.txt", "x\nx x\ny\n");

@@ -114,3 +114,21 @@ async fn bad_targets_and_input_are_errors() {
         CallTarget::Path(dir.path().join("x.txt"))
     );
 }
+
+#[tokio::test]
+async fn a_binary_file_can_be_replaced_whole() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("data.bin"), b"\xff\xfe\0").expect("write");
+    let (output, text) = call(
+        &WriteTool,
+        &context(dir.path()),
+        json!({"file_path": "data.bin", "content": "text now"}),
+    )
+    .await;
+    assert!(!output.is_error, "{text}");
+    assert_eq!(contents(dir.path(), "data.bin"), "text now");
+    assert_eq!(
+        output.changes[0].old_text.as_deref(),
+        Some("\u{fffd}\u{fffd}\0")
+    );
+}

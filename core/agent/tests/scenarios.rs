@@ -1,0 +1,582 @@
+//! Scenario tests of the agent loop through the fake model server: permissions asked and
+//! answered, interrupts, the loop guard, bad model output, parallel reads and model
+//! switching with reasoning replay.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use larik_agent::{AgentConfig, AgentHandle, SessionState};
+use larik_protocol::{
+    Block, Event, Op, PermissionDecision, PermissionMode, StopReason, ToolCallStatus,
+};
+use larik_providers::{Endpoint, RetryPolicy};
+use larik_session::{SessionMeta, SessionStore};
+use larik_testkit::{FakeModelServer, Reply, turn};
+use serde_json::json;
+use tempfile::TempDir;
+
+const WAIT: Duration = Duration::from_secs(30);
+
+struct Scenario {
+    server: FakeModelServer,
+    project: TempDir,
+    data: TempDir,
+    agent: AgentHandle,
+}
+
+impl Scenario {
+    async fn start(configure: impl FnOnce(&mut AgentConfig)) -> Scenario {
+        let server = FakeModelServer::start().await;
+        let project = tempfile::tempdir().expect("project");
+        let data = tempfile::tempdir().expect("data");
+        std::fs::write(project.path().join("notes.txt"), "alpha\nbeta\n").expect("notes");
+        let cwd = project.path().canonicalize().expect("cwd");
+        let mut config = AgentConfig::new(cwd.clone(), "anthropic/claude-sonnet-4-5");
+        config.endpoints.insert(
+            "anthropic".into(),
+            Endpoint {
+                api_key: Some("key".into()),
+                base_url: Some(server.anthropic_base_url()),
+            },
+        );
+        config.endpoints.insert(
+            "openai".into(),
+            Endpoint {
+                api_key: Some("key".into()),
+                base_url: Some(server.openai_base_url()),
+            },
+        );
+        config.retry = RetryPolicy {
+            max_attempts: 3,
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(5),
+        };
+        configure(&mut config);
+        let store = SessionStore::new(data.path());
+        let writer = store
+            .create(SessionMeta {
+                cwd,
+                provider: "anthropic".into(),
+                model: "claude-sonnet-4-5".into(),
+                fork_of: None,
+                fork_at: None,
+            })
+            .expect("session");
+        let agent = larik_agent::spawn(
+            config,
+            SessionState {
+                writer,
+                messages: Vec::new(),
+                usage: Default::default(),
+            },
+        )
+        .expect("agent starts");
+        Scenario {
+            server,
+            project,
+            data,
+            agent,
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.project.path().join(name)
+    }
+
+    fn send(&self, op: Op) {
+        self.agent.ops.send(op).expect("agent is running");
+    }
+
+    async fn next(&mut self) -> Event {
+        tokio::time::timeout(WAIT, self.agent.events.recv())
+            .await
+            .expect("an event arrives")
+            .expect("the agent is running")
+    }
+
+    /// Events until one matches, returned with everything before it.
+    async fn until(&mut self, wanted: impl Fn(&Event) -> bool) -> Vec<Event> {
+        let mut seen = Vec::new();
+        loop {
+            let event = self.next().await;
+            let done = wanted(&event);
+            seen.push(event);
+            if done {
+                return seen;
+            }
+        }
+    }
+
+    async fn turn_complete(&mut self) -> (Vec<Event>, StopReason) {
+        let events = self
+            .until(|event| matches!(event, Event::TurnComplete { .. }))
+            .await;
+        let Some(Event::TurnComplete { stop_reason, .. }) = events.last() else {
+            unreachable!("until returns the matching event last");
+        };
+        let stop = *stop_reason;
+        (events, stop)
+    }
+
+    /// The session file's messages, read back from disk.
+    fn saved_messages(&self) -> Vec<larik_protocol::Message> {
+        let store = SessionStore::new(self.data.path());
+        let cwd = self.project.path().canonicalize().expect("cwd");
+        let latest = store.latest(&cwd).expect("list").expect("a session");
+        store.load(&latest.path).expect("load").messages
+    }
+}
+
+fn permission_request(events: &[Event]) -> Option<String> {
+    events.iter().find_map(|event| match event {
+        Event::PermissionRequest { request_id, .. } => Some(request_id.clone()),
+        _ => None,
+    })
+}
+
+/// Every tool call in the transcript is answered by a result in the next message.
+fn assert_consistent(messages: &[larik_protocol::Message]) {
+    for (index, message) in messages.iter().enumerate() {
+        let calls: Vec<&str> = message.tool_calls().map(|(id, _, _)| id).collect();
+        if calls.is_empty() {
+            continue;
+        }
+        let next = messages
+            .get(index + 1)
+            .expect("calls are followed by results");
+        for id in calls {
+            assert!(
+                next.content.iter().any(
+                    |block| matches!(block, Block::ToolResult { call_id, .. } if call_id == id)
+                ),
+                "call {id} has a result"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn asking_allow_once_runs_the_call_and_asks_again_next_time() {
+    let mut s = Scenario::start(|_| {}).await;
+    let write = json!({ "file_path": "new.txt", "content": "one\n" });
+    s.server
+        .enqueue(turn().tool_call("w1", "write", write.clone()));
+    s.server.enqueue(turn().tool_call("w2", "write", write));
+    s.server.enqueue(turn().text("written"));
+    s.send(Op::user_text("write it"));
+
+    let events = s
+        .until(|e| matches!(e, Event::PermissionRequest { .. }))
+        .await;
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Diff { applied: false, change, .. }
+            if change.old_text.is_none() && change.new_text == "one\n")),
+        "the proposed change is shown before asking"
+    );
+    assert!(
+        !s.path("new.txt").exists(),
+        "nothing written before the answer"
+    );
+    let request_id = permission_request(&events).expect("asked");
+    s.send(Op::PermissionReply {
+        request_id,
+        decision: PermissionDecision::AllowOnce,
+    });
+    let events = s
+        .until(|e| matches!(e, Event::PermissionRequest { .. }))
+        .await;
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Diff { applied: true, .. }))
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.path("new.txt")).expect("written"),
+        "one\n"
+    );
+    let request_id = permission_request(&events).expect("asked again: allow once is once");
+    s.send(Op::PermissionReply {
+        request_id,
+        decision: PermissionDecision::AllowOnce,
+    });
+    let (_, stop) = s.turn_complete().await;
+    assert_eq!(stop, StopReason::EndTurn);
+    s.server.assert_no_violations();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn allow_always_adds_a_session_rule_and_reject_reaches_the_model() {
+    let mut s = Scenario::start(|_| {}).await;
+    s.server
+        .enqueue(turn().tool_call("b1", "bash", json!({ "command": "echo first" })));
+    s.server
+        .enqueue(turn().tool_call("b2", "bash", json!({ "command": "echo second" })));
+    s.server
+        .enqueue(turn().tool_call("b3", "bash", json!({ "command": "touch never.txt" })));
+    s.server.enqueue(turn().text("ok"));
+    s.send(Op::user_text("run"));
+
+    let events = s
+        .until(|e| matches!(e, Event::PermissionRequest { .. }))
+        .await;
+    let Some(Event::PermissionRequest { options, .. }) = events.last() else {
+        unreachable!()
+    };
+    assert_eq!(options.len(), 4);
+    assert!(
+        options[1].label.contains("Bash(echo first:*)"),
+        "{:?}",
+        options[1]
+    );
+    s.send(Op::PermissionReply {
+        request_id: permission_request(&events).expect("asked"),
+        decision: PermissionDecision::AllowAlways,
+    });
+    // `echo second` is not covered by `Bash(echo first:*)`, so it is asked; reject it always.
+    let events = s
+        .until(|e| matches!(e, Event::PermissionRequest { .. }))
+        .await;
+    s.send(Op::PermissionReply {
+        request_id: permission_request(&events).expect("asked"),
+        decision: PermissionDecision::RejectOnce,
+    });
+    let events = s
+        .until(|e| matches!(e, Event::PermissionRequest { .. }))
+        .await;
+    s.send(Op::PermissionReply {
+        request_id: permission_request(&events).expect("asked"),
+        decision: PermissionDecision::RejectAlways,
+    });
+    let (_, stop) = s.turn_complete().await;
+    assert_eq!(stop, StopReason::EndTurn);
+    assert!(!s.path("never.txt").exists());
+    let requests = s.server.requests();
+    assert!(requests[1].raw_body.contains("first"));
+    assert!(
+        requests[2]
+            .raw_body
+            .contains("The user rejected this tool call")
+    );
+
+    // The next turn: `echo first` now runs without asking, `touch never.txt` is denied.
+    s.server
+        .enqueue(turn().tool_call("b4", "bash", json!({ "command": "echo first" })));
+    s.server
+        .enqueue(turn().tool_call("b5", "bash", json!({ "command": "touch never.txt" })));
+    s.server.enqueue(turn().text("done"));
+    s.send(Op::user_text("again"));
+    let (events, stop) = s.turn_complete().await;
+    assert_eq!(stop, StopReason::EndTurn);
+    assert!(
+        permission_request(&events).is_none(),
+        "no question this time"
+    );
+    assert!(!s.path("never.txt").exists());
+    assert!(
+        s.server.requests()[6]
+            .raw_body
+            .contains("Permission denied")
+    );
+    s.server.assert_no_violations();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_mode_change_mid_turn_applies_to_the_next_call() {
+    let mut s = Scenario::start(|c| c.mode = PermissionMode::Default).await;
+    s.server
+        .enqueue(turn().tool_call("b1", "bash", json!({ "command": "echo x" })));
+    s.server.enqueue(turn().tool_call(
+        "w1",
+        "write",
+        json!({ "file_path": "planned.txt", "content": "x" }),
+    ));
+    s.server.enqueue(turn().text("ok"));
+    s.send(Op::user_text("go"));
+    let events = s
+        .until(|e| matches!(e, Event::PermissionRequest { .. }))
+        .await;
+    s.send(Op::SetMode {
+        mode: PermissionMode::Plan,
+    });
+    s.send(Op::PermissionReply {
+        request_id: permission_request(&events).expect("asked"),
+        decision: PermissionDecision::AllowOnce,
+    });
+    let (events, _) = s.turn_complete().await;
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::ModeChanged {
+            mode: PermissionMode::Plan
+        }
+    )));
+    assert!(
+        !s.path("planned.txt").exists(),
+        "plan mode refused the write"
+    );
+    assert!(s.server.requests()[2].raw_body.contains("plan mode"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn interrupt_mid_stream_stops_without_a_half_message() {
+    let mut s = Scenario::start(|_| {}).await;
+    s.server
+        .enqueue(turn().text("I am thinking about this and").hang());
+    s.send(Op::user_text("long answer please"));
+    s.until(|e| matches!(e, Event::MessageDelta { .. })).await;
+    s.send(Op::Interrupt);
+    let (_, stop) = s.turn_complete().await;
+    assert_eq!(stop, StopReason::Cancelled);
+    let saved = s.saved_messages();
+    assert_eq!(saved.len(), 1, "only the prompt; no partial answer is kept");
+
+    // The agent keeps working after an interrupt.
+    s.server.enqueue(turn().text("short answer"));
+    s.send(Op::user_text("short then"));
+    let (_, stop) = s.turn_complete().await;
+    assert_eq!(stop, StopReason::EndTurn);
+    s.server.assert_no_violations();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn interrupt_mid_tool_kills_it_and_answers_every_call() {
+    let mut s = Scenario::start(|c| c.mode = PermissionMode::BypassPermissions).await;
+    s.server.enqueue(
+        turn()
+            .tool_call(
+                "slow",
+                "bash",
+                json!({ "command": "sleep 30; touch late.txt" }),
+            )
+            .tool_call("after", "read", json!({ "file_path": "notes.txt" })),
+    );
+    s.send(Op::user_text("run slowly"));
+    s.until(|e| {
+        matches!(e, Event::ToolCallUpdate { call_id, status: ToolCallStatus::InProgress, .. }
+            if call_id == "slow")
+    })
+    .await;
+    s.send(Op::Interrupt);
+    let (events, stop) = s.turn_complete().await;
+    assert_eq!(stop, StopReason::Cancelled);
+    let ended: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallEnd {
+                call_id, status, ..
+            } => {
+                assert_eq!(*status, ToolCallStatus::Failed);
+                Some(call_id.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ended, ["slow", "after"], "both calls end, in order");
+    let saved = s.saved_messages();
+    assert_consistent(&saved);
+    assert_eq!(
+        s.server.requests().len(),
+        1,
+        "no request after the interrupt"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn interrupt_while_asking_answers_the_question_cancelled() {
+    let mut s = Scenario::start(|_| {}).await;
+    s.server
+        .enqueue(turn().tool_call("b1", "bash", json!({ "command": "echo x" })));
+    s.send(Op::user_text("go"));
+    s.until(|e| matches!(e, Event::PermissionRequest { .. }))
+        .await;
+    s.send(Op::Interrupt);
+    let (_, stop) = s.turn_complete().await;
+    assert_eq!(stop, StopReason::Cancelled);
+    assert_consistent(&s.saved_messages());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_loop_guard_stops_identical_rounds() {
+    let mut s = Scenario::start(|_| {}).await;
+    for index in 0..6 {
+        s.server.enqueue(turn().tool_call(
+            format!("r{index}"),
+            "read",
+            json!({ "file_path": "notes.txt" }),
+        ));
+    }
+    s.send(Op::user_text("loop"));
+    let (events, stop) = s.turn_complete().await;
+    assert_eq!(stop, StopReason::MaxTurns);
+    assert_eq!(
+        s.server.requests().len(),
+        4,
+        "stopped on the fourth identical round"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Notice { message } if message.contains("4 times")))
+    );
+    assert_consistent(&s.saved_messages());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_request_cap_ends_the_turn() {
+    let mut s = Scenario::start(|c| c.max_requests_per_turn = 2).await;
+    s.server
+        .enqueue(turn().tool_call("a", "read", json!({ "file_path": "notes.txt" })));
+    s.server
+        .enqueue(turn().tool_call("b", "glob", json!({ "pattern": "*.txt" })));
+    s.send(Op::user_text("go"));
+    let (_, stop) = s.turn_complete().await;
+    assert_eq!(stop, StopReason::MaxTurns);
+    assert_eq!(s.server.requests().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_calls_become_results_the_model_reads() {
+    let mut s = Scenario::start(|_| {}).await;
+    s.server.enqueue(
+        turn()
+            .tool_call("u1", "teleport", json!({ "to": "mars" }))
+            .tool_call_raw("j1", "read", "{\"file_path\": \"notes.txt\""),
+    );
+    s.server.enqueue(turn().text("sorry"));
+    s.send(Op::user_text("go"));
+    let (_, stop) = s.turn_complete().await;
+    assert_eq!(stop, StopReason::EndTurn);
+    let second = &s.server.requests()[1].raw_body;
+    assert!(second.contains("There is no tool named `teleport`"));
+    assert!(second.contains("were not valid JSON"));
+    s.server.assert_no_violations();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn read_only_calls_of_one_response_run_in_parallel() {
+    // Two reads and a grep: all three start before any ends.
+    let mut s = Scenario::start(|_| {}).await;
+    s.server.enqueue(
+        turn()
+            .tool_call("r1", "read", json!({ "file_path": "notes.txt" }))
+            .tool_call("r2", "grep", json!({ "pattern": "beta" }))
+            .tool_call("r3", "glob", json!({ "pattern": "*.txt" })),
+    );
+    s.server.enqueue(turn().text("seen"));
+    s.send(Op::user_text("look"));
+    let (events, _) = s.turn_complete().await;
+    let first_end = events
+        .iter()
+        .position(|e| matches!(e, Event::ToolCallEnd { .. }))
+        .expect("calls end");
+    let started = events[..first_end]
+        .iter()
+        .filter(|e| {
+            matches!(
+                e,
+                Event::ToolCallUpdate {
+                    status: ToolCallStatus::InProgress,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(started, 3, "all read-only calls were started together");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn malformed_stream_data_is_an_error_and_loses_nothing() {
+    let mut s = Scenario::start(|_| {}).await;
+    s.server.enqueue(turn().text("first answer"));
+    s.send(Op::user_text("one"));
+    s.turn_complete().await;
+    s.server.enqueue(Reply::RawSse {
+        body: "event: message_start\ndata: {not json\n\n".into(),
+    });
+    s.send(Op::user_text("two"));
+    let (events, stop) = s.turn_complete().await;
+    assert_eq!(stop, StopReason::Error);
+    assert!(events.iter().any(|e| matches!(e, Event::Error { .. })));
+    let saved = s.saved_messages();
+    assert_eq!(saved.len(), 3, "prompt one, its answer, prompt two");
+    assert_eq!(saved[1].text(), "first answer");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cut_stream_is_retried_and_the_partial_answer_discarded() {
+    let mut s = Scenario::start(|_| {}).await;
+    s.server
+        .enqueue(turn().text("partial that must vanish").cut());
+    s.server.enqueue(turn().text("whole answer"));
+    s.send(Op::user_text("go"));
+    let (events, stop) = s.turn_complete().await;
+    assert_eq!(stop, StopReason::EndTurn);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Notice { message } if message.contains("retrying")))
+    );
+    let saved = s.saved_messages();
+    assert_eq!(saved.len(), 2);
+    assert_eq!(saved[1].text(), "whole answer");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn switching_models_replays_each_providers_reasoning_only_to_itself() {
+    let mut s = Scenario::start(|c| c.mode = PermissionMode::BypassPermissions).await;
+    // Claude thinks, then answers.
+    s.server.enqueue(
+        turn()
+            .thinking("claude ponders", "claude-signature-xyz")
+            .text("c1"),
+    );
+    s.send(Op::user_text("first"));
+    s.turn_complete().await;
+    // Switch to GPT: it must not receive Claude's signature; it reasons with encrypted content.
+    s.send(Op::SetModel {
+        model: "openai/gpt-5.1".into(),
+    });
+    s.server.enqueue(
+        turn()
+            .thinking("gpt ponders", "gpt-encrypted-abc")
+            .text("g1"),
+    );
+    s.send(Op::user_text("second"));
+    s.turn_complete().await;
+    // Back to Claude: its signature comes back, GPT's encrypted item does not.
+    s.send(Op::SetModel {
+        model: "anthropic/claude-sonnet-4-5".into(),
+    });
+    s.server.enqueue(turn().text("c2"));
+    s.send(Op::user_text("third"));
+    s.turn_complete().await;
+    // And GPT again: its encrypted reasoning item comes back byte-exact.
+    s.send(Op::SetModel {
+        model: "openai/gpt-5.1".into(),
+    });
+    s.server.enqueue(turn().text("g2"));
+    s.send(Op::user_text("fourth"));
+    s.turn_complete().await;
+
+    let requests = s.server.requests();
+    assert_eq!(requests[1].path, "/v1/responses");
+    assert!(!requests[1].raw_body.contains("claude-signature-xyz"));
+    assert!(
+        requests[1].raw_body.contains("c1"),
+        "text crosses providers"
+    );
+    assert_eq!(requests[2].path, "/v1/messages");
+    assert!(
+        requests[2]
+            .raw_body
+            .contains("\"signature\":\"claude-signature-xyz\"")
+    );
+    assert!(!requests[2].raw_body.contains("gpt-encrypted-abc"));
+    assert!(
+        requests[3]
+            .raw_body
+            .contains("\"encrypted_content\":\"gpt-encrypted-abc\"")
+    );
+    s.server.assert_no_violations();
+}

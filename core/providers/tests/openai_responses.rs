@@ -1,0 +1,467 @@
+//! The OpenAI Responses client against the fake model server: streaming, replay of the
+//! encrypted reasoning item, error mapping and retries, all over real HTTP on loopback.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use larik_protocol::{Block, Message, ResultPart, Role};
+use larik_providers::{
+    Endpoint, ModelClient, ModelRequest, ModelResponse, ModelStop, ProviderError, ReasoningEffort,
+    ResponseStream, RetryPolicy, StreamEvent, ToolSpec, connect, stream_with_retry,
+};
+use larik_testkit::{FakeModelServer, Reply, error_status, turn};
+use serde_json::{Value, json};
+
+const MODEL: &str = "openai/gpt-5";
+
+type Items = Vec<Result<StreamEvent, ProviderError>>;
+
+fn client(server: &FakeModelServer) -> Arc<dyn ModelClient> {
+    connect(
+        MODEL,
+        &Endpoint {
+            api_key: Some("sk-test".into()),
+            base_url: Some(server.openai_base_url()),
+        },
+    )
+    .expect("a valid endpoint")
+}
+
+fn request(messages: Vec<Message>) -> Arc<ModelRequest> {
+    Arc::new(ModelRequest {
+        system: "You are a test.".into(),
+        messages,
+        tools: vec![ToolSpec {
+            name: "read".into(),
+            description: "Read a file".into(),
+            input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        }],
+        max_output_tokens: 8_000,
+        reasoning: Some(ReasoningEffort::Low),
+    })
+}
+
+fn quick_retries(max_attempts: u32) -> RetryPolicy {
+    RetryPolicy {
+        max_attempts,
+        base_delay: Duration::from_millis(1),
+        max_delay: Duration::from_millis(5),
+    }
+}
+
+async fn collect(stream: ResponseStream) -> Items {
+    tokio::time::timeout(Duration::from_secs(30), stream.collect::<Items>())
+        .await
+        .expect("the stream ends")
+}
+
+fn completed(items: &[Result<StreamEvent, ProviderError>]) -> &ModelResponse {
+    match items.last() {
+        Some(Ok(StreamEvent::Completed(response))) => response,
+        other => panic!("expected Completed last, got {other:?}"),
+    }
+}
+
+fn text_of(items: &[Result<StreamEvent, ProviderError>]) -> String {
+    items
+        .iter()
+        .filter_map(|item| match item {
+            Ok(StreamEvent::TextDelta(text)) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn reasoning_text_and_a_tool_call_stream_into_blocks() {
+    let server = FakeModelServer::start().await;
+    server.enqueue(
+        turn()
+            .thinking("Need the file.", "gAAAAABencrypted+/==")
+            .text("Reading it.")
+            .tool_call("call_1", "read", json!({"path": "a.txt"}))
+            .usage(30, 7)
+            .cache_usage(70, 0),
+    );
+    let items =
+        collect(client(&server).stream(request(vec![Message::user_text("read a.txt")]))).await;
+
+    let thinking: String = items
+        .iter()
+        .filter_map(|item| match item {
+            Ok(StreamEvent::ThinkingDelta(text)) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(thinking, "Need the file.");
+    assert_eq!(text_of(&items), "Reading it.");
+    assert!(items.contains(&Ok(StreamEvent::ToolCallStarted {
+        id: "call_1".into(),
+        name: "read".into()
+    })));
+    let response = completed(&items);
+    assert_eq!(response.content.len(), 4);
+    assert_eq!(
+        response.content[0],
+        Block::Thinking {
+            text: "Need the file.".into(),
+            signature: None,
+            provider: "openai".into()
+        }
+    );
+    match &response.content[1] {
+        Block::Opaque { provider, raw } => {
+            assert_eq!(provider, "openai");
+            let item: Value = serde_json::from_str(raw).expect("the raw item is JSON");
+            assert_eq!(item["type"], "reasoning");
+            assert_eq!(item["encrypted_content"], "gAAAAABencrypted+/==");
+        }
+        other => panic!("expected the opaque reasoning item, got {other:?}"),
+    }
+    assert_eq!(
+        response.content[2],
+        Block::Text {
+            text: "Reading it.".into()
+        }
+    );
+    assert_eq!(
+        response.content[3],
+        Block::ToolCall {
+            id: "call_1".into(),
+            name: "read".into(),
+            input: json!({"path": "a.txt"})
+        }
+    );
+    assert_eq!(response.stop, ModelStop::ToolUse);
+    assert_eq!(response.usage.input_tokens, 30);
+    assert_eq!(response.usage.cache_read_tokens, 70);
+    assert_eq!(response.usage.output_tokens, 7);
+    assert!(response.usage.cost_usd > 0.0);
+
+    let requests = server.requests();
+    let sent = &requests[0];
+    assert_eq!(sent.path, "/v1/responses");
+    assert_eq!(sent.header("authorization"), Some("Bearer sk-test"));
+    assert_eq!(sent.body["store"], false);
+    assert_eq!(sent.body["stream"], true);
+    assert_eq!(sent.body["include"], json!(["reasoning.encrypted_content"]));
+    assert_eq!(
+        sent.body["reasoning"],
+        json!({"effort": "low", "summary": "auto"})
+    );
+    assert_eq!(sent.body["instructions"], "You are a test.");
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn the_encrypted_reasoning_item_goes_back_byte_exact() {
+    let server = FakeModelServer::start().await;
+    server.enqueue(turn().thinking("Plan.", "gAAAAAB-secret/blob==").tool_call(
+        "call_7",
+        "read",
+        json!({"path": "b.txt"}),
+    ));
+    server.enqueue(turn().text("It says hi."));
+    let client = client(&server);
+    let mut messages = vec![Message::user_text("read b.txt")];
+    let first = collect(client.stream(request(messages.clone()))).await;
+    let content = completed(&first).content.clone();
+    let raw_item = content
+        .iter()
+        .find_map(|block| match block {
+            Block::Opaque { raw, .. } => Some(raw.clone()),
+            _ => None,
+        })
+        .expect("an opaque reasoning item");
+    messages.push(Message::assistant(content, MODEL));
+    messages.push(Message {
+        role: Role::User,
+        content: vec![Block::ToolResult {
+            call_id: "call_7".into(),
+            content: vec![ResultPart::text("hi")],
+            is_error: false,
+        }],
+        model: None,
+    });
+    let second = collect(client.stream(request(messages.clone()))).await;
+    assert_eq!(text_of(&second), "It says hi.");
+    assert_eq!(completed(&second).stop, ModelStop::EndTurn);
+
+    let requests = server.requests();
+    let raw = &requests[1].raw_body;
+    assert!(
+        raw.contains(&raw_item),
+        "reasoning item not replayed exactly:\n{raw_item}\nin\n{raw}"
+    );
+    let input = requests[1].body["input"]
+        .as_array()
+        .expect("input items")
+        .clone();
+    let kinds: Vec<&str> = input
+        .iter()
+        .map(|item| item["type"].as_str().unwrap_or("message"))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "message",
+            "reasoning",
+            "function_call",
+            "function_call_output"
+        ]
+    );
+    assert_eq!(input[3]["output"], "hi");
+    server.assert_no_violations();
+
+    // Switching to another model leaves the reasoning out.
+    server.enqueue(turn().text("ok"));
+    let other = connect(
+        "openai/gpt-5-mini",
+        &Endpoint {
+            api_key: Some("sk-test".into()),
+            base_url: Some(server.openai_base_url()),
+        },
+    )
+    .expect("a valid endpoint");
+    let third = collect(other.stream(request(messages))).await;
+    assert_eq!(text_of(&third), "ok");
+    let requests = server.requests();
+    assert!(!requests[2].raw_body.contains("gAAAAAB-secret/blob=="));
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn server_errors_then_success_are_retried() {
+    let server = FakeModelServer::start().await;
+    server.enqueue(error_status(529, "overloaded", "Overloaded"));
+    server.enqueue(error_status(500, "server_error", "The server had an error"));
+    server.enqueue(turn().text("finally"));
+    let items = collect(stream_with_retry(
+        client(&server),
+        request(vec![Message::user_text("hi")]),
+        quick_retries(5),
+    ))
+    .await;
+    let attempts: Vec<u32> = items
+        .iter()
+        .filter_map(|item| match item {
+            Ok(StreamEvent::Retrying { attempt, .. }) => Some(*attempt),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(attempts, [2, 3]);
+    assert_eq!(text_of(&items), "finally");
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn a_cut_stream_is_retried() {
+    let server = FakeModelServer::start().await;
+    server.enqueue(turn().text("half").cut());
+    server.enqueue(turn().text("full"));
+    let items = collect(stream_with_retry(
+        client(&server),
+        request(vec![Message::user_text("hi")]),
+        quick_retries(3),
+    ))
+    .await;
+    let retry_at = items
+        .iter()
+        .position(|item| matches!(item, Ok(StreamEvent::Retrying { .. })))
+        .expect("a Retrying event");
+    assert_eq!(text_of(&items[..retry_at]), "half");
+    assert_eq!(text_of(&items[retry_at..]), "full");
+    assert_eq!(
+        completed(&items).content,
+        vec![Block::Text {
+            text: "full".into()
+        }]
+    );
+}
+
+#[tokio::test]
+async fn retries_run_out() {
+    let server = FakeModelServer::start().await;
+    server.enqueue(turn().text("a").cut());
+    server.enqueue(error_status(502, "server_error", "Bad gateway"));
+    let items = collect(stream_with_retry(
+        client(&server),
+        request(vec![Message::user_text("hi")]),
+        quick_retries(2),
+    ))
+    .await;
+    match items.last() {
+        Some(Err(ProviderError::RetriesExhausted { attempts, last })) => {
+            assert_eq!(*attempts, 2);
+            assert!(matches!(
+                **last,
+                ProviderError::Unavailable { status: 502, .. }
+            ));
+        }
+        other => panic!("expected RetriesExhausted, got {other:?}"),
+    }
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_rejected_key_is_unauthorized() {
+    let server = FakeModelServer::start().await;
+    server.enqueue(error_status(
+        401,
+        "invalid_api_key",
+        "Incorrect API key provided",
+    ));
+    let items = collect(stream_with_retry(
+        client(&server),
+        request(vec![Message::user_text("hi")]),
+        quick_retries(3),
+    ))
+    .await;
+    assert_eq!(
+        items,
+        vec![Err(ProviderError::Unauthorized {
+            provider: "openai".into(),
+            status: 401,
+            message: "Incorrect API key provided".into()
+        })]
+    );
+}
+
+#[tokio::test]
+async fn context_length_exceeded_is_a_context_error() {
+    let server = FakeModelServer::start().await;
+    server.enqueue(error_status(
+        400,
+        "context_length_exceeded",
+        "Your input exceeds the context window of this model.",
+    ));
+    let items = collect(client(&server).stream(request(vec![Message::user_text("hi")]))).await;
+    assert!(matches!(
+        items.last(),
+        Some(Err(ProviderError::ContextTooLong { .. }))
+    ));
+}
+
+#[tokio::test]
+async fn an_html_error_page_is_a_bad_request_with_an_excerpt() {
+    let server = FakeModelServer::start().await;
+    server.enqueue(Reply::Status {
+        status: 400,
+        headers: vec![("content-type".into(), "text/html".into())],
+        body: "<html><body><center><h1>400 Bad Request</h1></center><hr><center>nginx</center></body></html>".into(),
+    });
+    let items = collect(client(&server).stream(request(vec![Message::user_text("hi")]))).await;
+    assert!(matches!(
+        items.last(),
+        Some(Err(ProviderError::BadRequest { status: 400, message, .. }))
+            if message == "400 Bad Request nginx"
+    ));
+}
+
+#[tokio::test]
+async fn malformed_event_data_is_a_protocol_error() {
+    let server = FakeModelServer::start().await;
+    server.enqueue(Reply::RawSse {
+        body: "event: response.output_item.done\ndata: {\"type\":\"response.output_item.done\",\"output_index\":0}\n\n".into(),
+    });
+    let items = collect(client(&server).stream(request(vec![Message::user_text("hi")]))).await;
+    match items.last() {
+        Some(Err(ProviderError::Protocol { message, .. })) => {
+            assert!(message.contains("response.output_item.done"), "{message}")
+        }
+        other => panic!("expected a protocol error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn unknown_events_are_ignored_and_a_failed_response_is_mapped() {
+    let server = FakeModelServer::start().await;
+    let events = [
+        json!({"type": "response.created", "response": {"id": "r"}}),
+        json!({"type": "response.something_new", "detail": {"x": 1}}),
+        json!({"type": "response.output_text.delta", "delta": "ok"}),
+        json!({"type": "response.completed", "response": {"output": [
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]}],
+            "usage": {"input_tokens": 1, "output_tokens": 1}}}),
+    ];
+    let body: String = events
+        .iter()
+        .map(|event| {
+            format!(
+                "event: {}\ndata: {event}\n\n",
+                event["type"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    server.enqueue(Reply::RawSse { body });
+    server.enqueue(Reply::RawSse {
+        body: "event: response.failed\ndata: {\"type\":\"response.failed\",\"response\":{\"status\":\"failed\",\"error\":{\"code\":\"server_error\",\"message\":\"boom\"}}}\n\n".into(),
+    });
+    let client = client(&server);
+    let items = collect(client.stream(request(vec![Message::user_text("hi")]))).await;
+    assert_eq!(text_of(&items), "ok");
+    assert_eq!(
+        completed(&items).content,
+        vec![Block::Text { text: "ok".into() }]
+    );
+    let failed = collect(client.stream(request(vec![Message::user_text("hi")]))).await;
+    assert!(matches!(
+        failed.last(),
+        Some(Err(ProviderError::Unavailable { message, .. })) if message == "boom"
+    ));
+}
+
+#[tokio::test]
+async fn invalid_arguments_are_kept_as_a_string_and_sent_back_as_is() {
+    let server = FakeModelServer::start().await;
+    server.enqueue(turn().tool_call_raw("call_bad", "read", "{\"path\": oops"));
+    server.enqueue(turn().text("sorry"));
+    let client = client(&server);
+    let first = collect(client.stream(request(vec![Message::user_text("hi")]))).await;
+    let content = completed(&first).content.clone();
+    assert_eq!(
+        content,
+        vec![Block::ToolCall {
+            id: "call_bad".into(),
+            name: "read".into(),
+            input: Value::String("{\"path\": oops".into())
+        }]
+    );
+    let messages = vec![
+        Message::user_text("hi"),
+        Message::assistant(content, MODEL),
+        Message {
+            role: Role::User,
+            content: vec![Block::ToolResult {
+                call_id: "call_bad".into(),
+                content: vec![ResultPart::text("the arguments are not JSON")],
+                is_error: true,
+            }],
+            model: None,
+        },
+    ];
+    collect(client.stream(request(messages))).await;
+    let requests = server.requests();
+    assert_eq!(requests[1].body["input"][1]["arguments"], "{\"path\": oops");
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn max_output_tokens_ends_with_max_tokens() {
+    let server = FakeModelServer::start().await;
+    server.enqueue(turn().text("trunc").max_tokens());
+    let items = collect(client(&server).stream(request(vec![Message::user_text("hi")]))).await;
+    assert_eq!(completed(&items).stop, ModelStop::MaxTokens);
+}
+
+#[test]
+fn connecting_without_a_key_names_the_variable() {
+    assert_eq!(
+        connect(MODEL, &Endpoint::default()).err(),
+        Some(ProviderError::MissingKey {
+            provider: "openai".into(),
+            env_var: "OPENAI_API_KEY".into()
+        })
+    );
+}
