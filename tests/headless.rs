@@ -467,7 +467,11 @@ async fn permission_modes_decide_headless_calls() {
     assert!(readme().contains("Demo"), "plan mode changed nothing");
     assert!(harness.server.requests()[1].raw_body.contains("plan mode"));
 
-    harness.server.enqueue(turn().tool_call("c2", "edit", edit));
+    harness.server.enqueue(
+        turn()
+            .tool_call("r2", "read", json!({ "file_path": "README.md" }))
+            .tool_call("c2", "edit", edit),
+    );
     harness.server.enqueue(turn().text("edited"));
     let accept = harness
         .run(&["-p", "change it", "--permission-mode", "acceptEdits"])
@@ -497,7 +501,14 @@ async fn disallowed_tools_are_hidden_and_denied() {
         .enqueue(turn().tool_call("c1", "read", json!({ "file_path": "README.md" })));
     harness.server.enqueue(turn().text("ok"));
     let output = harness
-        .run(&["-p", "hi", "--disallowedTools", "Bash", "Read(README.md)"])
+        .run(&[
+            "-p",
+            "hi",
+            "--disallowedTools",
+            "Bash",
+            "MultiEdit,GREP",
+            "Read(README.md)",
+        ])
         .await;
     assert!(output.status.success(), "stderr: {}", stderr(&output));
     let requests = harness.server.requests();
@@ -508,6 +519,11 @@ async fn disallowed_tools_are_hidden_and_denied() {
         .map(|tool| tool["name"].as_str().expect("name"))
         .collect();
     assert!(!tools.contains(&"bash"), "bash hidden: {tools:?}");
+    assert!(
+        !tools.contains(&"multi_edit"),
+        "MultiEdit hidden: {tools:?}"
+    );
+    assert!(!tools.contains(&"grep"), "GREP hidden: {tools:?}");
     assert!(tools.contains(&"read"));
     assert!(requests[1].raw_body.contains("Permission denied"));
 }
@@ -591,4 +607,27 @@ impl<R: tokio::io::AsyncBufRead> LinesStream for R {
     fn lines_stream(self) -> tokio::io::Lines<Self> {
         tokio::io::AsyncBufReadExt::lines(self)
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_file_with_garbage_lines_resumes_with_a_warning() {
+    let harness = Harness::new().await;
+    harness.server.enqueue(turn().text("kept answer"));
+    harness.run(&["-p", "kept question"]).await;
+    let file = harness.session_files()[0].clone();
+    let mut text = std::fs::read_to_string(&file).expect("session");
+    text.push_str("this line is not JSON\n{\"id\": \"torn");
+    std::fs::write(&file, text).expect("corrupt the session");
+
+    harness.server.enqueue(turn().text("still here"));
+    let output = harness.run(&["-c", "-p", "next question"]).await;
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    assert!(stderr(&output).contains("not JSON"), "{}", stderr(&output));
+    let body = &harness.server.requests()[1].raw_body;
+    assert!(body.contains("kept question") && body.contains("kept answer"));
+    let after = std::fs::read_to_string(&file).expect("session");
+    assert!(
+        after.contains("still here"),
+        "the new entries were appended"
+    );
 }

@@ -13,6 +13,7 @@ use larik_agent::AskPolicy;
 use larik_config::Environment;
 use larik_protocol::{Event, Op, StopReason, Usage};
 use serde_json::json;
+use tokio::signal::unix::{SignalKind, signal};
 
 use crate::cli::{Cli, OutputFormat};
 use crate::setup;
@@ -28,7 +29,11 @@ pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
              `larik -p \"PROMPT\"`"
         );
     };
-    let env = Environment::from_pairs(std::env::vars());
+    // Variables that are not UTF-8 cannot be any Larik setting; skip them rather than fail.
+    let env = Environment::from_pairs(
+        std::env::vars_os()
+            .filter_map(|(key, value)| Some((key.into_string().ok()?, value.into_string().ok()?))),
+    );
     let cwd = std::env::current_dir()?;
     let mut prepared = setup::prepare(&args, &env, cwd)?;
     for warning in &prepared.warnings {
@@ -59,11 +64,19 @@ pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
     let mut errors: Vec<String> = Vec::new();
     let mut outcome: Option<(StopReason, u32, String, Usage)> = None;
     let mut interrupted = false;
-    let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+    let mut sigint = signal(SignalKind::interrupt())?;
+    let mut sigterm = signal(SignalKind::terminate())?;
 
     loop {
         let event = tokio::select! {
             event = agent.events.recv() => event,
+            _ = sigterm.recv() => {
+                // Stop as after Ctrl-C, so every call is answered and the session stays
+                // consistent.
+                interrupted = true;
+                let _ = agent.ops.send(Op::Interrupt);
+                continue;
+            }
             _ = sigint.recv() => {
                 if interrupted {
                     // A second Ctrl-C: stop waiting for a clean finish.
@@ -84,6 +97,16 @@ pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
             Event::SessionConfigured { session_id: id, .. } => session_id = id,
             Event::Notice { message } if format != OutputFormat::StreamJson => {
                 eprintln!("larik: {message}");
+            }
+            Event::Retrying {
+                attempt,
+                delay_ms,
+                reason,
+            } if format != OutputFormat::StreamJson => {
+                eprintln!(
+                    "larik: model request failed ({reason}); retrying in {:.1} s (attempt {attempt})",
+                    delay_ms as f64 / 1000.0
+                );
             }
             Event::Error { message, .. } => {
                 if format != OutputFormat::StreamJson {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, anyhow, bail};
 use larik_agent::{AgentConfig, SessionState};
 use larik_config::Environment;
-use larik_permissions::RuleSet;
+use larik_permissions::{RuleSet, normalize_tool_name};
 use larik_protocol::{Message, PermissionMode};
 use larik_providers::{Endpoint, PROVIDERS, split_model_name};
 use larik_session::{SessionMeta, SessionStore};
@@ -152,37 +152,14 @@ fn rules(args: &Cli, config: &mut AgentConfig) -> anyhow::Result<RuleSet> {
             .add_deny(&text)
             .with_context(|| format!("in --disallowedTools `{text}`"))?;
         if !text.contains('(') {
-            let name = tool_name_for_rule(&text);
-            config.tools.remove(&name);
+            // A bare name hides the tool from the model too (`Bash`, `MultiEdit`, `grep`).
+            let wanted = normalize_tool_name(&text);
+            for name in config.tools.names() {
+                if normalize_tool_name(&name) == wanted {
+                    config.tools.remove(&name);
+                }
+            }
         }
     }
     Ok(rules)
-}
-
-/// The registry name a rule's tool name refers to (`MultiEdit` → `multi_edit`).
-fn tool_name_for_rule(text: &str) -> String {
-    let mut name = String::new();
-    for (index, ch) in text.trim().chars().enumerate() {
-        if ch.is_ascii_uppercase() {
-            if index > 0 {
-                name.push('_');
-            }
-            name.push(ch.to_ascii_lowercase());
-        } else {
-            name.push(ch);
-        }
-    }
-    name
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rule_names_map_to_tool_names() {
-        assert_eq!(tool_name_for_rule("MultiEdit"), "multi_edit");
-        assert_eq!(tool_name_for_rule("Bash"), "bash");
-        assert_eq!(tool_name_for_rule("grep"), "grep");
-    }
 }

@@ -43,6 +43,7 @@ impl Runner {
             cancel: cancel.clone(),
             sandbox: Arc::clone(&self.config.sandbox),
             limits: self.config.limits,
+            reads: Arc::clone(&self.reads),
         };
         let calls: Vec<Call<'_>> = calls
             .iter()

@@ -85,6 +85,8 @@ pub(crate) struct Runner {
     pub(crate) shared: Arc<Shared>,
     pub(crate) events: EventSink,
     pub(crate) next_request_id: u64,
+    /// Which files the model has read, so edits to unread or changed files are refused.
+    pub(crate) reads: Arc<larik_tools::ReadTracker>,
 }
 
 impl Runner {
@@ -125,6 +127,7 @@ impl Runner {
             }),
             events: EventSink(events),
             next_request_id: 0,
+            reads: Arc::default(),
             config,
         })
     }
@@ -138,6 +141,7 @@ impl Runner {
             cwd: self.config.cwd.display().to_string(),
             tools: self.config.tools.names(),
         });
+        self.answer_unanswered_calls();
         let mut queued: VecDeque<Op> = VecDeque::new();
         let mut ops_open = true;
         loop {
@@ -171,6 +175,12 @@ impl Runner {
                                 Some(Op::SetMode { mode }) => {
                                     shared.set_mode(mode);
                                     events.emit(Event::ModeChanged { mode });
+                                }
+                                Some(Op::Shutdown) => {
+                                    // Stop now: a turn waiting for a permission reply
+                                    // would otherwise never end.
+                                    cancel.cancel();
+                                    queued.push_front(Op::Shutdown);
                                 }
                                 Some(other) => queued.push_back(other),
                                 None => {
@@ -211,6 +221,42 @@ impl Runner {
                 message: format!("cannot switch to `{model}`: {error}"),
             }),
         }
+    }
+
+    /// A session that ended mid-call (a crash, a kill) holds tool calls without results;
+    /// providers reject such a conversation, so each gets an error result before anything
+    /// else is sent.
+    fn answer_unanswered_calls(&mut self) {
+        let Some(last) = self.transcript.last() else {
+            return;
+        };
+        if last.role != larik_protocol::Role::Assistant {
+            return;
+        }
+        let results: Vec<larik_protocol::Block> = last
+            .tool_calls()
+            .map(|(id, _, _)| larik_protocol::Block::ToolResult {
+                call_id: id.to_string(),
+                content: vec![larik_protocol::ResultPart::text(
+                    "The session ended before this call finished; it may not have run.",
+                )],
+                is_error: true,
+            })
+            .collect();
+        if results.is_empty() {
+            return;
+        }
+        self.events.emit(Event::Notice {
+            message: format!(
+                "the session ended during {} tool call(s); they are recorded as not finished",
+                results.len()
+            ),
+        });
+        self.record(Message {
+            role: larik_protocol::Role::User,
+            content: results,
+            model: None,
+        });
     }
 
     /// Adds a message to the transcript and the session file.

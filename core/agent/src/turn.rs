@@ -144,11 +144,10 @@ impl Runner {
                     attempt,
                     delay_ms,
                     reason,
-                })) => self.events.emit(Event::Notice {
-                    message: format!(
-                        "model request failed ({reason}); retrying in {:.1} s (attempt {attempt})",
-                        delay_ms as f64 / 1000.0
-                    ),
+                })) => self.events.emit(Event::Retrying {
+                    attempt,
+                    delay_ms,
+                    reason,
                 }),
                 Some(Ok(StreamEvent::Completed(response))) => {
                     return RequestOutcome::Done(response);

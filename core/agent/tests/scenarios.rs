@@ -26,6 +26,13 @@ struct Scenario {
 
 impl Scenario {
     async fn start(configure: impl FnOnce(&mut AgentConfig)) -> Scenario {
+        Self::start_with_history(configure, Vec::new()).await
+    }
+
+    async fn start_with_history(
+        configure: impl FnOnce(&mut AgentConfig),
+        history: Vec<larik_protocol::Message>,
+    ) -> Scenario {
         let server = FakeModelServer::start().await;
         let project = tempfile::tempdir().expect("project");
         let data = tempfile::tempdir().expect("data");
@@ -66,7 +73,7 @@ impl Scenario {
             config,
             SessionState {
                 writer,
-                messages: Vec::new(),
+                messages: history,
                 usage: Default::default(),
             },
         )
@@ -512,11 +519,29 @@ async fn a_cut_stream_is_retried_and_the_partial_answer_discarded() {
     s.send(Op::user_text("go"));
     let (events, stop) = s.turn_complete().await;
     assert_eq!(stop, StopReason::EndTurn);
-    assert!(
-        events
-            .iter()
-            .any(|e| matches!(e, Event::Notice { message } if message.contains("retrying")))
+    let retry = events
+        .iter()
+        .position(|e| matches!(e, Event::Retrying { attempt: 2, .. }))
+        .expect("the retry is announced");
+    let discarded: String = events[..retry]
+        .iter()
+        .filter_map(|e| match e {
+            Event::MessageDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        discarded, "partial that must vanish",
+        "the cut attempt streamed first"
     );
+    let complete = events
+        .iter()
+        .find_map(|e| match e {
+            Event::MessageComplete { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .expect("a complete message");
+    assert_eq!(complete, "whole answer");
     let saved = s.saved_messages();
     assert_eq!(saved.len(), 2);
     assert_eq!(saved[1].text(), "whole answer");
@@ -579,4 +604,137 @@ async fn switching_models_replays_each_providers_reasoning_only_to_itself() {
             .contains("\"encrypted_content\":\"gpt-encrypted-abc\"")
     );
     s.server.assert_no_violations();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn accept_edits_applies_multi_edit_with_a_diff_and_ask_rules_still_ask() {
+    let mut s = Scenario::start(|c| {
+        c.mode = PermissionMode::AcceptEdits;
+        c.rules.add_ask("Edit(secret/**)").expect("rule parses");
+    })
+    .await;
+    std::fs::create_dir(s.path("secret")).expect("dir");
+    std::fs::write(s.path("secret/key.txt"), "old key\n").expect("key");
+    s.server
+        .enqueue(turn().tool_call("r1", "read", json!({ "file_path": "notes.txt" })));
+    s.server.enqueue(turn().tool_call(
+        "m1",
+        "multi_edit",
+        json!({
+            "file_path": "notes.txt",
+            "edits": [
+                { "old_string": "alpha", "new_string": "ALPHA" },
+                { "old_string": "beta", "new_string": "BETA" }
+            ]
+        }),
+    ));
+    s.server.enqueue(turn().tool_call(
+        "e1",
+        "edit",
+        json!({ "file_path": "secret/key.txt", "old_string": "old", "new_string": "new" }),
+    ));
+    s.server.enqueue(turn().text("edited"));
+    s.send(Op::user_text("edit both"));
+
+    let events = s
+        .until(|e| matches!(e, Event::PermissionRequest { .. }))
+        .await;
+    let diff = events
+        .iter()
+        .find_map(|e| match e {
+            Event::Diff {
+                call_id,
+                change,
+                applied: true,
+            } if call_id == "m1" => Some(change.clone()),
+            _ => None,
+        })
+        .expect("multi_edit ran without asking and reported its diff");
+    assert_eq!(diff.old_text.as_deref(), Some("alpha\nbeta\n"));
+    assert_eq!(diff.new_text, "ALPHA\nBETA\n");
+    let Some(Event::PermissionRequest { call_id, .. }) = events.last() else {
+        unreachable!()
+    };
+    assert_eq!(call_id, "e1", "the ask rule made the secret edit ask");
+    s.send(Op::PermissionReply {
+        request_id: permission_request(&events).expect("asked"),
+        decision: PermissionDecision::RejectOnce,
+    });
+    let (_, stop) = s.turn_complete().await;
+    assert_eq!(stop, StopReason::EndTurn);
+    assert_eq!(
+        std::fs::read_to_string(s.path("secret/key.txt")).expect("key"),
+        "old key\n"
+    );
+    s.server.assert_no_violations();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn usage_and_cost_add_up_per_request_and_per_session() {
+    let mut s = Scenario::start(|_| {}).await;
+    s.server.enqueue(
+        turn()
+            .tool_call("r1", "read", json!({ "file_path": "notes.txt" }))
+            .usage(1_000_000, 0),
+    );
+    s.server.enqueue(turn().text("done").usage(0, 1_000_000));
+    s.send(Op::user_text("count"));
+    let (events, _) = s.turn_complete().await;
+    let totals: Vec<larik_protocol::Usage> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Usage { total, .. } => Some(*total),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(totals.len(), 2);
+    // claude-sonnet-4-5: $3 per million input tokens, $15 per million output tokens.
+    assert!((totals[0].cost_usd - 3.0).abs() < 1e-9, "{totals:?}");
+    assert!((totals[1].cost_usd - 18.0).abs() < 1e-9, "{totals:?}");
+    let Some(Event::TurnComplete { usage, .. }) = events.last() else {
+        unreachable!()
+    };
+    assert_eq!(usage.input_tokens, 1_000_000);
+    assert_eq!(usage.output_tokens, 1_000_000);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_that_ended_mid_call_is_repaired_before_the_next_request() {
+    let history = vec![
+        larik_protocol::Message::user_text("start"),
+        larik_protocol::Message::assistant(
+            vec![Block::ToolCall {
+                id: "orphan".into(),
+                name: "bash".into(),
+                input: json!({ "command": "make" }),
+            }],
+            "anthropic/claude-sonnet-4-5",
+        ),
+    ];
+    let mut s = Scenario::start_with_history(|_| {}, history).await;
+    s.server.enqueue(turn().text("carrying on"));
+    s.send(Op::user_text("continue"));
+    let (_, stop) = s.turn_complete().await;
+    assert_eq!(stop, StopReason::EndTurn);
+    let request = &s.server.requests()[0].raw_body;
+    assert!(request.contains("The session ended before this call finished"));
+    s.server.assert_no_violations();
+    assert_consistent(&s.saved_messages());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn shutdown_while_a_permission_question_waits_stops_the_agent() {
+    let mut s = Scenario::start(|_| {}).await;
+    s.server
+        .enqueue(turn().tool_call("b1", "bash", json!({ "command": "echo x" })));
+    s.send(Op::user_text("go"));
+    s.until(|e| matches!(e, Event::PermissionRequest { .. }))
+        .await;
+    s.send(Op::Shutdown);
+    let (_, stop) = s.turn_complete().await;
+    assert_eq!(stop, StopReason::Cancelled);
+    let ended = tokio::time::timeout(WAIT, s.agent.events.recv())
+        .await
+        .expect("the agent stops");
+    assert!(ended.is_none(), "no events after shutdown: {ended:?}");
 }

@@ -128,7 +128,7 @@ mod tests {
         assert_eq!(env.default_model().as_deref(), Ok("openai/gpt-5-mini"));
         let message = Environment::default()
             .default_model()
-            .unwrap_err()
+            .expect_err("no key, no model")
             .to_string();
         assert!(message.contains("ANTHROPIC_API_KEY") && message.contains("OPENAI_API_KEY"));
     }

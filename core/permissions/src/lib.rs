@@ -10,11 +10,12 @@ mod command;
 mod paths;
 mod policy;
 mod rule;
+mod suggest;
 
 use std::path::Path;
 
 pub use policy::{PermissionPolicy, RuleSet};
-pub use rule::{Rule, RuleError};
+pub use rule::{Rule, RuleError, normalize_tool_name};
 
 /// The broad kind of a tool, which decides which path rules apply to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -30,9 +31,9 @@ pub enum ToolCategory {
 }
 
 impl ToolCategory {
-    /// The category of a built-in tool by name (case and `_` ignored); `Other` otherwise.
+    /// The category of a built-in tool by name (see [`normalize_tool_name`]); `Other` otherwise.
     pub fn of(tool: &str) -> ToolCategory {
-        match rule::normalize_name(tool).as_str() {
+        match rule::normalize_tool_name(tool).as_str() {
             "read" | "grep" | "glob" => ToolCategory::Read,
             "write" | "edit" | "multiedit" => ToolCategory::Edit,
             "bash" => ToolCategory::Execute,

@@ -6,8 +6,9 @@ use larik_protocol::{PermissionDecision, PermissionMode};
 use serde::{Deserialize, Serialize};
 
 use crate::command::{CommandPart, split_command};
-use crate::paths::{is_inside, rule_path};
+use crate::paths::is_inside;
 use crate::rule::{Rule, RuleError, canonical_name};
+use crate::suggest::suggest_rule;
 use crate::{Decision, PermissionQuery, ToolCategory};
 
 /// The allow, ask and deny rules in force.
@@ -57,7 +58,9 @@ pub struct PermissionPolicy {
 }
 
 /// A call's command, split once for every rule to look at.
-struct Command {
+struct Command<'a> {
+    /// The command as given, for exact rules naming all of it.
+    text: &'a str,
     /// The simple commands, as the shell runs them.
     parts: Vec<CommandPart>,
     /// Also the commands inside substitutions and subshells, for deny and ask rules.
@@ -105,7 +108,11 @@ impl PermissionPolicy {
             let parts = split_command(text, false);
             let mut all_parts = parts.clone();
             all_parts.extend(split_command(text, true));
-            Command { parts, all_parts }
+            Command {
+                text,
+                parts,
+                all_parts,
+            }
         });
 
         if let Some(rule) = self
@@ -179,14 +186,16 @@ impl PermissionPolicy {
             return true;
         }
         command.is_some_and(|command| {
-            command
-                .all_parts
-                .iter()
-                .any(|part| rule.matches_command(part, false))
+            rule.matches_whole_command(command.text)
+                || command
+                    .all_parts
+                    .iter()
+                    .any(|part| rule.matches_command(part, false))
         })
     }
 
-    /// Whether allow rules cover the call; for a command, every part must be covered.
+    /// Whether allow rules cover the call; for a command, an exact rule must name all of it
+    /// or every part must be covered.
     fn allowed_by_rules(&self, query: &PermissionQuery, command: Option<&Command>) -> bool {
         let allow: Vec<&Rule> = self
             .rules
@@ -196,12 +205,15 @@ impl PermissionPolicy {
             .collect();
         match command {
             Some(command) => {
-                !command.parts.is_empty()
-                    && command.parts.iter().all(|part| {
-                        allow
-                            .iter()
-                            .any(|rule| rule.is_bare() || rule.matches_command(part, true))
-                    })
+                allow
+                    .iter()
+                    .any(|rule| rule.matches_whole_command(command.text))
+                    || (!command.parts.is_empty()
+                        && command.parts.iter().all(|part| {
+                            allow
+                                .iter()
+                                .any(|rule| rule.is_bare() || rule.matches_command(part, true))
+                        }))
             }
             None => allow.iter().any(|rule| {
                 rule.is_bare()
@@ -209,30 +221,6 @@ impl PermissionPolicy {
                         rule.matches_path(path, query.cwd, self.home.as_deref())
                     })
             }),
-        }
-    }
-}
-
-/// The rule "always allow" would add for this call.
-fn suggest_rule(query: &PermissionQuery) -> String {
-    let category_rule = |name: &str| match query.path {
-        Some(path) => format!("{name}({})", rule_path(path, query.cwd)),
-        None => name.to_owned(),
-    };
-    match query.category {
-        ToolCategory::Read => category_rule("Read"),
-        ToolCategory::Edit => category_rule("Edit"),
-        ToolCategory::Other => canonical_name(query.tool),
-        ToolCategory::Execute => {
-            let tool = canonical_name(query.tool);
-            let first_words = query
-                .command
-                .and_then(|command| split_command(command, false).into_iter().next())
-                .map(|part| part.words.into_iter().take(2).collect::<Vec<_>>().join(" "));
-            match first_words {
-                Some(words) => format!("{tool}({words}:*)"),
-                None => tool,
-            }
         }
     }
 }

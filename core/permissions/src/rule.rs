@@ -2,8 +2,12 @@
 //!
 //! The specifier depends on the tool: `Bash` takes a command (`git status:*` for a prefix,
 //! anything else exact), the file tools take a gitignore-style path pattern, `WebFetch`
-//! takes `domain:<host>`. Tool names compare case-insensitively with `_` ignored, so
-//! `MultiEdit` and `multi_edit` are the same rule.
+//! takes `domain:<host>`. Tool names compare case-insensitively with `_` and `-` ignored,
+//! so `MultiEdit` and `multi_edit` are the same rule.
+//!
+//! Inside the parentheses a backslash escapes the next character, so a specifier can hold
+//! unbalanced parentheses: `Bash(echo \()` is the command `echo (`. Balanced parentheses
+//! need no escape: `Bash(echo (hi))` is the command `echo (hi)`.
 
 use std::fmt;
 use std::path::Path;
@@ -73,8 +77,14 @@ pub struct Rule {
 enum Specifier {
     /// `Bash(git status:*)`: the command's first words.
     CommandPrefix { text: String, words: Vec<String> },
-    /// `Bash(npm run test)`: the whole command.
-    CommandExact { text: String, words: Vec<String> },
+    /// `Bash(npm run test)`: the whole command, or one part of a chained command.
+    CommandExact {
+        /// As written in the rule, escapes included.
+        text: String,
+        /// The command itself, unescaped and trimmed.
+        command: String,
+        words: Vec<String>,
+    },
     /// `Edit(src/**)` and the like.
     Path(PathPattern),
     /// `WebFetch(domain:example.com)`: kept for when fetch calls carry a URL.
@@ -109,17 +119,18 @@ const PATH_TOOLS: [&str; 7] = [
     "notebookedit",
 ];
 
-/// `name` lowercased with `_` removed: the form tool names are compared in.
-pub(crate) fn normalize_name(name: &str) -> String {
+/// `name` lowercased with `_` and `-` removed: the form rules compare tool names in, so
+/// `MultiEdit`, `multi_edit`, `multi-edit` and `MULTIEDIT` all name the same tool.
+pub fn normalize_tool_name(name: &str) -> String {
     name.chars()
-        .filter(|c| *c != '_')
+        .filter(|c| !matches!(c, '_' | '-'))
         .flat_map(char::to_lowercase)
         .collect()
 }
 
 /// The display name of a tool: Claude Code's spelling for built-in tools, else as given.
 pub(crate) fn canonical_name(name: &str) -> String {
-    let canonical = match normalize_name(name).as_str() {
+    let canonical = match normalize_tool_name(name).as_str() {
         "bash" => "Bash",
         "read" => "Read",
         "edit" => "Edit",
@@ -146,11 +157,13 @@ impl Rule {
             None if text.contains(')') => return Err(unbalanced()),
             None => (text, None),
             Some(open) => {
-                let inner = text[open + 1..].strip_suffix(')').ok_or_else(unbalanced)?;
-                if !balanced(inner) {
+                let body = &text[open + 1..];
+                // The specifier ends at the `)` that closes the first `(`, and so must the rule.
+                let close = closing_paren(body).ok_or_else(unbalanced)?;
+                if close + 1 != body.len() {
                     return Err(unbalanced());
                 }
-                (text[..open].trim(), Some(inner.trim()))
+                (text[..open].trim(), Some(body[..close].trim()))
             }
         };
         if name.is_empty() {
@@ -167,7 +180,7 @@ impl Rule {
                 name: name.to_owned(),
             });
         }
-        let key = normalize_name(name);
+        let key = normalize_tool_name(name);
         let tool = canonical_name(name);
         let specifier = match inner {
             None => None,
@@ -196,7 +209,7 @@ impl Rule {
         match self.key.as_str() {
             "read" if category == ToolCategory::Read => true,
             "edit" if category == ToolCategory::Edit => true,
-            key => key == normalize_name(tool),
+            key => key == normalize_tool_name(tool),
         }
     }
 
@@ -242,25 +255,40 @@ impl Rule {
             _ => false,
         }
     }
+
+    /// Whether the rule is an exact command equal to the whole of `command`, as remembered
+    /// for a chained command that no per-part rule describes.
+    pub(crate) fn matches_whole_command(&self, command: &str) -> bool {
+        matches!(&self.specifier, Some(Specifier::CommandExact { command: exact, .. })
+            if exact == command.trim())
+    }
 }
 
 fn parse_specifier(rule: &str, key: &str, tool: &str, inner: &str) -> Result<Specifier, RuleError> {
     if key == "bash" {
-        return Ok(match inner.strip_suffix(":*") {
-            Some(prefix) if prefix.trim().is_empty() => {
-                return Err(RuleError::EmptySpecifier {
-                    rule: rule.to_owned(),
-                    name: tool.to_owned(),
-                });
+        let (raw, is_prefix) = match inner.strip_suffix(":*") {
+            Some(prefix) => (prefix.trim_end(), true),
+            None => (inner, false),
+        };
+        let command = unescape_command(raw);
+        let command = command.trim();
+        if command.is_empty() {
+            return Err(RuleError::EmptySpecifier {
+                rule: rule.to_owned(),
+                name: tool.to_owned(),
+            });
+        }
+        return Ok(if is_prefix {
+            Specifier::CommandPrefix {
+                text: raw.to_owned(),
+                words: words(command),
             }
-            Some(prefix) => Specifier::CommandPrefix {
-                text: prefix.trim().to_owned(),
-                words: words(prefix),
-            },
-            None => Specifier::CommandExact {
+        } else {
+            Specifier::CommandExact {
                 text: inner.to_owned(),
-                words: words(inner),
-            },
+                command: command.to_owned(),
+                words: words(command),
+            }
         });
     }
     if PATH_TOOLS.contains(&key) {
@@ -313,11 +341,12 @@ fn parse_path(rule: &str, text: &str) -> Result<PathPattern, RuleError> {
     })
 }
 
-/// Whether parentheses in `text` pair up; backslash-escaped ones do not count.
-fn balanced(text: &str) -> bool {
+/// The byte index in `body` of the `)` closing a `(` just before it; backslash-escaped
+/// parentheses do not count, nested pairs are skipped.
+fn closing_paren(body: &str) -> Option<usize> {
     let mut depth = 0usize;
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
+    let mut chars = body.char_indices();
+    while let Some((index, c)) = chars.next() {
         match c {
             '\\' => {
                 chars.next();
@@ -325,12 +354,61 @@ fn balanced(text: &str) -> bool {
             '(' => depth += 1,
             ')' => match depth.checked_sub(1) {
                 Some(less) => depth = less,
-                None => return false,
+                None => return Some(index),
             },
             _ => {}
         }
     }
-    depth == 0
+    None
+}
+
+/// A `Bash` specifier's command with the rule-level escapes removed: `\\`, `\(` and `\)`
+/// anywhere, and `\*` after a `:` at the very end (which keeps an exact command ending in `:*` from
+/// reading as a prefix rule). Any other backslash is the shell's and stays.
+fn unescape_command(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.peek().copied() {
+                Some(next @ ('\\' | '(' | ')')) => {
+                    out.push(next);
+                    chars.next();
+                    continue;
+                }
+                Some('*') if out.ends_with(':') && chars.clone().nth(1).is_none() => {
+                    out.push('*');
+                    chars.next();
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `command` written so that `Bash(<result>)` parses back to exactly `command`, as an
+/// exact rule: the inverse of [`unescape_command`]. Commands without backslashes whose
+/// parentheses pair up are left as they are, for readability.
+pub(crate) fn escape_command(command: &str) -> String {
+    let plain = !command.contains('\\') && {
+        let mut wrapped = command.to_owned();
+        wrapped.push(')');
+        closing_paren(&wrapped) == Some(command.len())
+    };
+    let mut out = String::with_capacity(command.len() + 4);
+    for c in command.chars() {
+        if !plain && matches!(c, '\\' | '(' | ')') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    if out.ends_with(":*") {
+        out.insert(out.len() - 1, '\\');
+    }
+    out
 }
 
 impl Rule {

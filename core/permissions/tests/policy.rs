@@ -291,55 +291,55 @@ fn chained_commands_need_every_part_allowed() {
         Default,
         status,
         Call::Bash("git status && rm -rf /"),
-        "ask Bash(git status:*)",
+        "ask Bash(git status && rm -rf /)",
     );
     check(
         Default,
         status,
         Call::Bash("git status; curl x | sh"),
-        "ask Bash(git status:*)",
+        "ask Bash(git status; curl x | sh)",
     );
     check(
         Default,
         status,
         Call::Bash("git status || reboot"),
-        "ask Bash(git status:*)",
+        "ask Bash(git status || reboot)",
     );
     check(
         Default,
         status,
         Call::Bash("git status & reboot"),
-        "ask Bash(git status:*)",
+        "ask Bash(git status & reboot)",
     );
     check(
         Default,
         status,
         Call::Bash("git status\nrm x"),
-        "ask Bash(git status:*)",
+        "ask Bash(git status\nrm x)",
     );
     check(
         Default,
         status,
         Call::Bash("git status $(rm -rf /)"),
-        "ask Bash(git status:*)",
+        "ask Bash(git status $(rm -rf /))",
     );
     check(
         Default,
         status,
         Call::Bash("git status `rm -rf /`"),
-        "ask Bash(git status:*)",
+        "ask Bash(git status `rm -rf /`)",
     );
     check(
         Default,
         status,
         Call::Bash("git status > notes.txt"),
-        "ask Bash(git status:*)",
+        "ask Bash(git status > notes.txt)",
     );
     check(
         Default,
         status,
         Call::Bash("git status >> ~/.bashrc"),
-        "ask Bash(git status:*)",
+        "ask Bash(git status >> ~/.bashrc)",
     );
     check(
         Default,
@@ -362,7 +362,7 @@ fn chained_commands_need_every_part_allowed() {
         Default,
         two,
         Call::Bash("git status | wc -l | sh"),
-        "ask Bash(git status:*)",
+        "ask Bash(git status | wc -l | sh)",
     );
 
     // Any part matching a deny rule denies the whole, even inside a substitution.
@@ -535,13 +535,13 @@ fn deny_beats_allow_and_ask_beats_allow() {
         Default,
         ask,
         Call::Bash("git push origin"),
-        "ask Bash(git push:*)",
+        "ask Bash(git push origin)",
     );
     check(
         Default,
         ask,
         Call::Bash("git fetch && git push"),
-        "ask Bash(git fetch:*)",
+        "ask Bash(git fetch && git push)",
     );
     check(Default, ask, Call::Bash("git fetch"), "allow");
     let read = &[("ask", "Read(*.env)"), ("allow", "Read")];

@@ -1,6 +1,6 @@
 //! Rule text: parsing, canonical display, errors, and rule sets read from config.
 
-use larik_permissions::{Rule, RuleError, RuleSet, ToolCategory};
+use larik_permissions::{Rule, RuleError, RuleSet, ToolCategory, normalize_tool_name};
 
 /// A bad rule, a check on the error variant, and part of the expected message.
 type Case = (&'static str, fn(&RuleError) -> bool, &'static str);
@@ -122,4 +122,49 @@ fn rule_sets_read_from_config_text() {
     assert_eq!(ToolCategory::of("glob"), ToolCategory::Read);
     assert_eq!(ToolCategory::of("Bash"), ToolCategory::Execute);
     assert_eq!(ToolCategory::of("mcp__x__y"), ToolCategory::Other);
+}
+
+#[test]
+fn tool_names_normalise_for_matching_registry_names() {
+    for (name, normal) in [
+        ("MultiEdit", "multiedit"),
+        ("multi_edit", "multiedit"),
+        ("multi-edit", "multiedit"),
+        ("GREP", "grep"),
+        ("Grep", "grep"),
+        ("grep", "grep"),
+        ("Web_Fetch", "webfetch"),
+        ("mcp__srv__do_it", "mcpsrvdoit"),
+    ] {
+        assert_eq!(normalize_tool_name(name), normal, "{name}");
+    }
+    // The same normalisation decides which rule names which tool.
+    assert_eq!(
+        Rule::parse("multi-edit").expect("parse"),
+        Rule::parse("MultiEdit").expect("parse")
+    );
+    assert_eq!(ToolCategory::of("MULTI-EDIT"), ToolCategory::Edit);
+    assert_ne!(normalize_tool_name("Grep"), normalize_tool_name("Glob"));
+}
+
+#[test]
+fn bash_specifiers_take_nested_parentheses_and_escapes() {
+    for (text, valid) in [
+        ("Bash(echo ((a) (b)))", true),
+        (r"Bash(echo \()", true),
+        (r"Bash(echo \):*)", true),
+        (r"Bash(echo \\)", true),
+        (r"Bash(a\)", false),
+        ("Bash(echo ((a))", false),
+        ("Bash(echo (a)))", false),
+        (r"Bash(\(\))", true),
+    ] {
+        let parsed = Rule::parse(text);
+        assert_eq!(parsed.is_ok(), valid, "{text}: {parsed:?}");
+        if let Ok(rule) = parsed {
+            assert_eq!(rule.to_string(), text);
+        }
+    }
+    // Escaped and plain spellings of the same rule are different text but both parse.
+    assert!(Rule::parse(r"Bash(echo \(hi\))").is_ok());
 }

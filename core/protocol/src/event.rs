@@ -96,6 +96,17 @@ pub enum Event {
         /// The new text.
         text: String,
     },
+    /// A model request failed part-way and is tried again after `delay_ms`: discard the
+    /// message and thought deltas received since the last `message_complete` (or since the
+    /// turn started); the answer streams again from the start.
+    Retrying {
+        /// The attempt that comes next, from 2.
+        attempt: u32,
+        /// The wait before it, in milliseconds.
+        delay_ms: u64,
+        /// Why the previous attempt failed.
+        reason: String,
+    },
     /// A complete assistant message was received (its text, possibly empty).
     MessageComplete {
         /// The concatenated text blocks.

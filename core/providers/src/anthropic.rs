@@ -2,7 +2,7 @@
 //!
 //! [`AnthropicClient`] renders a [`ModelRequest`] as a Messages request (with prompt-cache
 //! breakpoints and extended thinking) and parses the event stream back into neutral blocks.
-//! Rendering lives in [`render`](self::render), stream parsing in [`parse`](self::parse).
+//! Rendering lives in `render`, stream parsing in `parse`.
 
 mod parse;
 mod render;

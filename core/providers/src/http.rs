@@ -143,9 +143,20 @@ pub(crate) fn parse_retry_after(headers: &HeaderMap) -> Option<Duration> {
     parse_seconds(text)
 }
 
+/// The longest `retry-after` wait honoured; a provider asking for more is retried after
+/// this, and the retry budget ends the run with a clear error if it keeps refusing.
+const RETRY_AFTER_CEILING: Duration = Duration::from_secs(120);
+
 fn parse_seconds(text: &str) -> Option<Duration> {
     let seconds: f64 = text.trim().parse().ok()?;
-    (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds))
+    if seconds.is_nan() || seconds < 0.0 {
+        return None;
+    }
+    Some(
+        Duration::try_from_secs_f64(seconds)
+            .unwrap_or(RETRY_AFTER_CEILING)
+            .min(RETRY_AFTER_CEILING),
+    )
 }
 
 /// The error object both providers send, at the top level or under `error`.
@@ -361,6 +372,19 @@ mod tests {
         assert_eq!(parse_retry_after(&headers), None);
         headers.insert(RETRY_AFTER, HeaderValue::from_static("-3"));
         assert_eq!(parse_retry_after(&headers), None);
+        headers.insert(RETRY_AFTER, HeaderValue::from_static("NaN"));
+        assert_eq!(parse_retry_after(&headers), None);
+    }
+
+    #[test]
+    fn huge_retry_after_values_are_capped_not_fatal() {
+        let mut headers = HeaderMap::new();
+        headers.insert(RETRY_AFTER, HeaderValue::from_static("86400"));
+        assert_eq!(parse_retry_after(&headers), Some(RETRY_AFTER_CEILING));
+        headers.insert(RETRY_AFTER, HeaderValue::from_static("1e300"));
+        assert_eq!(parse_retry_after(&headers), Some(RETRY_AFTER_CEILING));
+        headers.insert(RETRY_AFTER, HeaderValue::from_static("inf"));
+        assert_eq!(parse_retry_after(&headers), Some(RETRY_AFTER_CEILING));
     }
 
     #[test]

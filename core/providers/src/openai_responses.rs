@@ -2,8 +2,8 @@
 //!
 //! [`OpenAiResponsesClient`] sends the whole conversation each time (`store: false`) and asks
 //! for encrypted reasoning, which comes back as an opaque item replayed byte for byte on the
-//! next request. Rendering lives in [`render`](self::render), stream parsing in
-//! [`parse`](self::parse).
+//! next request. Rendering lives in `render`, stream parsing in
+//! `parse`.
 
 mod parse;
 mod render;

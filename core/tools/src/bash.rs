@@ -4,7 +4,8 @@
 //! in the order the command wrote them, as in a terminal. The command runs in its own
 //! process group: a timeout or an interrupt kills the group, which takes down everything
 //! the command started. A background process that keeps the pipe open after the shell
-//! exits cannot hang the call; reading stops after a short grace period.
+//! exits cannot hang the call; reading stops after a short grace period, and the process
+//! keeps running. Each call starts a fresh shell in the working directory.
 
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
@@ -56,12 +57,15 @@ impl Tool for BashTool {
     }
 
     fn description(&self) -> &'static str {
-        "Runs a command with bash in the working directory and returns its output (standard \
-         output and standard error interleaved) and exit code. Output past the limit keeps \
-         its start and end. `timeout` is in milliseconds (default 2 minutes, at most 10). \
-         Give a short `description` of what the command does. Prefer read, grep, glob and \
-         edit over cat, grep, find and sed. Redirect the output of background processes \
-         (`cmd > log 2>&1 &`)."
+        "Runs a command with bash and returns its output (standard output and standard error \
+         interleaved) and exit code. Every call starts in the project directory: a `cd` does \
+         not carry over to the next call, so chain commands (`cd sub && make`) or use paths. \
+         Background processes (`cmd &`) are not killed when the command returns: they keep \
+         running, so redirect their output and note their PID to stop them later \
+         (`cmd > log 2>&1 & echo $!`). Output past the limit keeps its start and end. \
+         `timeout` is in milliseconds (default 2 minutes, at most 10). Give a short \
+         `description` of what the command does. Prefer read, grep, glob and edit over cat, \
+         grep, find and sed."
     }
 
     fn input_schema(&self) -> Value {

@@ -4,7 +4,7 @@
 //! The model names the text to replace verbatim. It must occur exactly once unless the
 //! call asks for every occurrence, so an edit never lands somewhere the model did not
 //! mean. When the text is not found, the error says whether it would match with different
-//! whitespace, which is the usual slip.
+//! whitespace, which is the usual slip. An existing file must have been read first.
 
 use larik_protocol::{FileChange, FileLocation, ToolKind};
 use serde::Deserialize;
@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::change::{self, PlannedChange};
 use crate::input::{self, str_field};
-use crate::write::{commit, file_location, file_target};
+use crate::write::{commit, file_location, file_target, require_read};
 use crate::{CallTarget, Tool, ToolContext, ToolOutput, paths};
 
 /// Replaces an exact string in a file.
@@ -150,6 +150,9 @@ fn plan(input: Value, ctx: &ToolContext) -> Result<(PlannedChange, String, Strin
     let shown = paths::display(&ctx.cwd, &path);
     let old_text = change::read_text(&path, &shown, false)
         .map_err(|error| ToolOutput::error(format!("Cannot edit: {error}.")))?;
+    if old_text.is_some() {
+        require_read(ctx, &path, &shown)?;
+    }
     if old_text.is_none() && !input.old_string.is_empty() {
         return Err(ToolOutput::error(format!(
             "File does not exist: {shown}. To create it, use write, or edit with an empty old_string."
@@ -192,7 +195,8 @@ impl Tool for EditTool {
         "Replaces an exact string in a file. `old_string` must match the file's text exactly, \
          including indentation, and occur exactly once; add surrounding lines to make it \
          unique, or set `replace_all` to replace every occurrence. An empty `old_string` \
-         creates a file that does not exist yet. Read the file first."
+         creates a file that does not exist yet. An existing file must have been read (with \
+         `read`) first and not changed on disk since; this tool's own edits count as reads."
     }
 
     fn input_schema(&self) -> Value {
@@ -250,7 +254,7 @@ impl Tool for EditTool {
     async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
         let ctx = ctx.clone();
         input::blocking(move || match plan(input, &ctx) {
-            Ok((planned, shown, message)) => commit(&planned, &shown, message),
+            Ok((planned, shown, message)) => commit(&planned, &shown, message, &ctx),
             Err(error) => error,
         })
         .await

@@ -13,6 +13,7 @@ use ignore::WalkBuilder;
 use larik_protocol::{FileLocation, ToolKind};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 use crate::input::{self, str_field};
 use crate::{CallTarget, Tool, ToolContext, ToolOutput, paths};
@@ -98,10 +99,7 @@ impl Tool for GlobTool {
             if parsed.pattern.trim().is_empty() {
                 return ToolOutput::error("pattern is empty; give a glob such as \"**/*.rs\".");
             }
-            if cancel.is_cancelled() {
-                return ToolOutput::error("Search cancelled.");
-            }
-            find(&root, &shown_root, &pattern)
+            find(&root, &shown_root, &pattern, &cancel)
         })
         .await
     }
@@ -147,7 +145,9 @@ fn split_pattern(pattern: &str, path: Option<&str>, cwd: &Path) -> (PathBuf, Str
     (root, rest.join("/"))
 }
 
-fn find(root: &Path, shown_root: &str, pattern: &str) -> ToolOutput {
+/// The matching files under `root`, newest first; the walk checks `cancel` at every entry,
+/// since a large tree takes long enough for the user to interrupt.
+fn find(root: &Path, shown_root: &str, pattern: &str, cancel: &CancellationToken) -> ToolOutput {
     if !root.exists() {
         return ToolOutput::error(format!("Directory does not exist: {shown_root}."));
     }
@@ -168,23 +168,29 @@ fn find(root: &Path, shown_root: &str, pattern: &str) -> ToolOutput {
     walk.require_git(false)
         .hidden(!wants_hidden)
         .filter_entry(|entry| entry.file_name() != ".git");
-    let mut found: Vec<(SystemTime, String)> = walk
-        .build()
-        .flatten()
-        .filter(|entry| entry.file_type().is_some_and(|kind| kind.is_file()))
-        .filter_map(|entry| {
-            let relative = entry.path().strip_prefix(root).ok()?;
-            if !matcher.is_match(relative) {
-                return None;
-            }
-            let modified = entry
-                .metadata()
-                .ok()
-                .and_then(|meta| meta.modified().ok())
-                .unwrap_or(SystemTime::UNIX_EPOCH);
-            Some((modified, relative.display().to_string()))
-        })
-        .collect();
+    let mut found: Vec<(SystemTime, String)> = Vec::new();
+    for entry in walk.build() {
+        if cancel.is_cancelled() {
+            return ToolOutput::error("Search cancelled.");
+        }
+        // Unreadable entries are skipped, as they are in any listing.
+        let Ok(entry) = entry else { continue };
+        if !entry.file_type().is_some_and(|kind| kind.is_file()) {
+            continue;
+        }
+        let Ok(relative) = entry.path().strip_prefix(root) else {
+            continue;
+        };
+        if !matcher.is_match(relative) {
+            continue;
+        }
+        let modified = entry
+            .metadata()
+            .ok()
+            .and_then(|meta| meta.modified().ok())
+            .unwrap_or(SystemTime::UNIX_EPOCH);
+        found.push((modified, relative.display().to_string()));
+    }
     if found.is_empty() {
         return ToolOutput::text("No files found");
     }
@@ -237,5 +243,17 @@ mod tests {
             split("/srv/site/index.html", None),
             (PathBuf::from("/srv/site"), "index.html".to_string())
         );
+    }
+
+    #[test]
+    fn the_walk_stops_when_cancelled() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("a.rs"), "x").expect("write");
+        let cancel = CancellationToken::new();
+        let found = find(dir.path(), ".", "*.rs", &cancel);
+        assert!(!found.is_error, "{found:?}");
+        cancel.cancel();
+        let stopped = find(dir.path(), ".", "*.rs", &cancel);
+        assert_eq!(stopped, ToolOutput::error("Search cancelled."));
     }
 }

@@ -2,9 +2,13 @@
 //!
 //! The walk honours `.gitignore`, `.ignore` and hidden-file rules as ripgrep does (also
 //! outside a git repository), so results match what a developer sees with `rg`. Files are
-//! searched in path order, which keeps results stable from one call to the next.
+//! searched in path order, which keeps results stable from one call to the next; the
+//! default files_with_matches mode lists them newest first, as recently touched files are
+//! usually the ones wanted. Results stop at the output limit rather than being gathered
+//! whole and cut afterwards.
 
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
@@ -69,8 +73,8 @@ impl Tool for GrepTool {
     fn description(&self) -> &'static str {
         "Searches file contents with a regular expression (ripgrep syntax), skipping files \
          ignored by .gitignore and hidden files. `output_mode`: \"files_with_matches\" \
-         (default, paths only), \"content\" (matching lines, with `-n`, `-A`, `-B`, `-C`), or \
-         \"count\". Narrow with `path`, `glob` (e.g. \"*.rs\") or `type` (e.g. \"rust\"). \
+         (default, paths only, most recently modified first), \"content\" (matching lines, with `-n`, `-A`, `-B`, `-C`), or \
+         \"count\". Narrow with `path`, `glob` (e.g. \"*.rs\", \"*.{ts,tsx}\"; several separated by spaces) or `type` (e.g. \"rust\"). \
          `multiline` lets a pattern span lines. `head_limit` keeps the first N results."
     }
 
@@ -143,6 +147,14 @@ pub(crate) fn search_root(input: &Value, ctx: &ToolContext) -> PathBuf {
     paths::resolve(&ctx.cwd, str_field(input, "path").unwrap_or("."))
 }
 
+/// Room kept below the output limit for the header and the closing notes, so that
+/// collected results plus notes stay within the limit.
+const NOTE_ROOM: usize = 300;
+
+fn cancelled() -> ToolOutput {
+    ToolOutput::error("Search cancelled.")
+}
+
 fn search(
     input: &GrepInput,
     cwd: &Path,
@@ -154,7 +166,7 @@ fn search(
     if !root.exists() {
         return ToolOutput::error(format!("Path does not exist: {shown_root}."));
     }
-    let files = match files_to_search(input, &root) {
+    let files = match files_to_search(input, &root, cancel) {
         Ok(files) => files,
         Err(error) => return error,
     };
@@ -198,14 +210,21 @@ fn search(
         line_numbers: input.line_numbers.unwrap_or(true),
         separate_files: before > 0 || after > 0,
         limit: input.head_limit.filter(|&n| n > 0),
+        max_chars,
+        budget: max_chars.saturating_sub(NOTE_ROOM),
         entries: Vec::new(),
+        chars: 0,
         files: 0,
         total: 0,
         limit_hit: false,
+        cut: false,
     };
+    // files_with_matches lists newest first, which needs every matching file first;
+    // a path and a time per file is little memory.
+    let mut matched_files: Vec<(SystemTime, String)> = Vec::new();
     for file in &files {
         if cancel.is_cancelled() {
-            return ToolOutput::error("Search cancelled.");
+            return cancelled();
         }
         let shown = paths::display(cwd, file);
         let mut sink = FileSink::new(&collector, shown);
@@ -213,14 +232,34 @@ fn search(
         if searcher.search_path(&matcher, file, &mut sink).is_err() || sink.matches == 0 {
             continue;
         }
+        if collector.mode == OutputMode::FilesWithMatches {
+            matched_files.push((modified(file), sink.shown));
+            continue;
+        }
         collector.add(sink);
-        if collector.limit_hit {
+        if collector.stopped() {
+            break;
+        }
+    }
+    matched_files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    for (_, shown) in matched_files {
+        collector.add_path(shown);
+        if collector.stopped() {
             break;
         }
     }
     truncate(collector.finish(), max_chars)
 }
 
+/// The modification time of `path`, the epoch when unknown.
+fn modified(path: &Path) -> SystemTime {
+    std::fs::metadata(path)
+        .and_then(|meta| meta.modified())
+        .unwrap_or(SystemTime::UNIX_EPOCH)
+}
+
+/// The last guard: a result that still exceeds the limit (one huge first entry) keeps its
+/// head and tail.
 fn truncate(output: ToolOutput, max_chars: usize) -> ToolOutput {
     match output.content.as_slice() {
         [larik_protocol::ResultPart::Text { text }] if text.chars().count() > max_chars => {
@@ -230,15 +269,66 @@ fn truncate(output: ToolOutput, max_chars: usize) -> ToolOutput {
     }
 }
 
+/// The globs in a `glob` parameter. Whitespace separates globs only outside braces, so
+/// `*.rs *.toml` is two globs and `*.{ts, tsx}` one; whitespace around a brace
+/// alternative is dropped, since models write it for layout, not as part of a name.
+fn split_globs(text: &str) -> Vec<String> {
+    let mut globs = Vec::new();
+    let mut current = String::new();
+    let mut depth = 0_usize;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '{' => {
+                depth += 1;
+                current.push(c);
+            }
+            '}' => {
+                depth = depth.saturating_sub(1);
+                current.push(c);
+            }
+            c if c.is_whitespace() && depth == 0 => {
+                if !current.is_empty() {
+                    globs.push(std::mem::take(&mut current));
+                }
+            }
+            c if c.is_whitespace() => {
+                let mut run = String::from(c);
+                while let Some(&next) = chars.peek()
+                    && next.is_whitespace()
+                {
+                    run.push(next);
+                    chars.next();
+                }
+                let after_separator = current.ends_with(['{', ',']);
+                let before_separator = matches!(chars.peek(), Some(',' | '}'));
+                if !after_separator && !before_separator {
+                    current.push_str(&run);
+                }
+            }
+            _ => current.push(c),
+        }
+    }
+    if !current.is_empty() {
+        globs.push(current);
+    }
+    globs
+}
+
 /// The files under `root` that pass the ignore rules, `glob` and `type`, sorted by path.
-fn files_to_search(input: &GrepInput, root: &Path) -> Result<Vec<PathBuf>, ToolOutput> {
+/// The walk checks `cancel` at every entry, since a large tree takes a while.
+fn files_to_search(
+    input: &GrepInput,
+    root: &Path,
+    cancel: &CancellationToken,
+) -> Result<Vec<PathBuf>, ToolOutput> {
     let mut walk = WalkBuilder::new(root);
     walk.require_git(false);
     if let Some(glob) = input.glob.as_deref().filter(|glob| !glob.trim().is_empty()) {
         let mut overrides = OverrideBuilder::new(root);
-        for pattern in glob.split_whitespace() {
+        for pattern in split_globs(glob) {
             overrides
-                .add(pattern)
+                .add(&pattern)
                 .map_err(|error| ToolOutput::error(format!("Invalid glob `{pattern}`: {error}")))?;
         }
         let overrides = overrides
@@ -256,60 +346,111 @@ fn files_to_search(input: &GrepInput, root: &Path) -> Result<Vec<PathBuf>, ToolO
         })?;
         walk.types(types);
     }
-    let mut files: Vec<PathBuf> = walk
-        .build()
-        .flatten()
-        .filter(|entry| entry.file_type().is_some_and(|kind| kind.is_file()))
-        .map(ignore::DirEntry::into_path)
-        .collect();
+    let mut files = Vec::new();
+    for entry in walk.build() {
+        if cancel.is_cancelled() {
+            return Err(cancelled());
+        }
+        // Unreadable entries are skipped, as rg skips them.
+        let Ok(entry) = entry else { continue };
+        if entry.file_type().is_some_and(|kind| kind.is_file()) {
+            files.push(entry.into_path());
+        }
+    }
     files.sort();
     Ok(files)
 }
 
-/// Results gathered across files.
+/// Results gathered across files, bounded by `head_limit` and by the output limit: once
+/// either is reached nothing more is kept, so memory stays bounded however much matches.
 struct Collector {
     mode: OutputMode,
     line_numbers: bool,
     separate_files: bool,
     limit: Option<usize>,
+    /// The output limit, for the note.
+    max_chars: usize,
+    /// Characters the entries may take.
+    budget: usize,
     entries: Vec<String>,
+    /// Characters of the entries so far, newlines included.
+    chars: usize,
     files: usize,
     total: usize,
     limit_hit: bool,
+    cut: bool,
 }
 
 impl Collector {
-    fn is_full(&self) -> bool {
-        self.limit.is_some_and(|limit| self.entries.len() >= limit)
+    /// Whether no further result will be kept.
+    fn stopped(&self) -> bool {
+        self.limit_hit || self.cut
     }
 
-    /// Adds one file's results; a file arriving when the limit is reached only marks
-    /// that more results exist.
-    fn add(&mut self, sink: FileSink) {
-        if self.is_full() {
+    /// Characters still free for entries.
+    fn room(&self) -> usize {
+        self.budget.saturating_sub(self.chars)
+    }
+
+    /// Keeps `entry` unless `head_limit` or the output budget is reached; says whether
+    /// it was kept.
+    fn push(&mut self, entry: String) -> bool {
+        if self.limit.is_some_and(|limit| self.entries.len() >= limit) {
             self.limit_hit = true;
-            return;
+            return false;
         }
-        self.files += 1;
-        self.total += sink.matches;
-        let new_entries = match self.mode {
-            OutputMode::FilesWithMatches => vec![sink.shown],
-            OutputMode::Count => vec![format!("{}:{}", sink.shown, sink.matches)],
-            OutputMode::Content => {
-                let mut lines = Vec::new();
-                if self.separate_files && !self.entries.is_empty() {
-                    lines.push("--".to_string());
+        let cost = entry.chars().count() + 1;
+        // The first entry always goes in, so some result shows even under a tiny limit.
+        if !self.entries.is_empty() && self.chars + cost > self.budget {
+            self.cut = true;
+            return false;
+        }
+        self.chars += cost;
+        self.entries.push(entry);
+        true
+    }
+
+    /// Adds a file with matches (files_with_matches mode).
+    fn add_path(&mut self, shown: String) {
+        if self.push(shown) {
+            self.files += 1;
+        }
+    }
+
+    /// Adds one file's results; a file arriving when a limit is reached only marks that
+    /// more results exist.
+    fn add(&mut self, sink: FileSink) {
+        match self.mode {
+            OutputMode::FilesWithMatches => self.add_path(sink.shown),
+            OutputMode::Count => {
+                if self.push(format!("{}:{}", sink.shown, sink.matches)) {
+                    self.files += 1;
+                    self.total += sink.matches;
                 }
-                lines.extend(sink.lines);
-                lines
             }
-        };
-        for entry in new_entries {
-            if self.is_full() {
-                self.limit_hit = true;
-                return;
+            OutputMode::Content => {
+                let (entries_before, chars_before) = (self.entries.len(), self.chars);
+                if self.separate_files && !self.entries.is_empty() && !self.push("--".to_string()) {
+                    return;
+                }
+                let mut kept = 0;
+                for line in sink.lines {
+                    if !self.push(line) {
+                        break;
+                    }
+                    kept += 1;
+                }
+                if kept == 0 {
+                    // No separator before nothing.
+                    self.entries.truncate(entries_before);
+                    self.chars = chars_before;
+                } else {
+                    self.files += 1;
+                    self.total += sink.matches;
+                }
+                // The sink stopped reading the file at the budget: more results exist.
+                self.cut |= sink.cut;
             }
-            self.entries.push(entry);
         }
     }
 
@@ -336,17 +477,28 @@ impl Collector {
                 self.limit.unwrap_or_default()
             ));
         }
+        if self.cut {
+            text.push_str(&format!(
+                "(Output cut to stay within {} characters; more results exist. Narrow the search with path, glob, type or a more specific pattern, or use count mode.)\n",
+                self.max_chars
+            ));
+        }
         ToolOutput::text(text)
     }
 }
 
-/// Gathers one file's matches.
+/// Gathers one file's matches; in content mode it stops reading the file once its lines
+/// fill the room left in the output.
 struct FileSink {
     mode: OutputMode,
     line_numbers: bool,
     shown: String,
     matches: usize,
     lines: Vec<String>,
+    /// Characters the lines may take before the sink stops.
+    room: usize,
+    chars: usize,
+    cut: bool,
 }
 
 impl FileSink {
@@ -357,6 +509,9 @@ impl FileSink {
             shown,
             matches: 0,
             lines: Vec::new(),
+            room: collector.room(),
+            chars: 0,
+            cut: false,
         }
     }
 
@@ -368,7 +523,11 @@ impl FileSink {
             Some(number) => format!("{}{separator}{number}{separator}{text}", self.shown),
             None => format!("{}{separator}{text}", self.shown),
         };
+        self.chars += line.chars().count() + 1;
         self.lines.push(line);
+        if self.chars > self.room {
+            self.cut = true;
+        }
     }
 }
 
@@ -397,7 +556,7 @@ impl Sink for FileSink {
                 self.matches += count.max(1);
             }
         }
-        Ok(true)
+        Ok(!self.cut)
     }
 
     fn context(
@@ -406,11 +565,41 @@ impl Sink for FileSink {
         context: &SinkContext<'_>,
     ) -> Result<bool, Self::Error> {
         self.push_line('-', context.line_number(), context.bytes());
-        Ok(true)
+        Ok(!self.cut)
     }
 
     fn context_break(&mut self, _searcher: &Searcher) -> Result<bool, Self::Error> {
         self.lines.push("--".to_string());
-        Ok(true)
+        self.chars += 3;
+        Ok(!self.cut)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_split_on_whitespace_outside_braces_only() {
+        assert_eq!(split_globs("*.rs  *.toml"), ["*.rs", "*.toml"]);
+        assert_eq!(split_globs("*.{ts, tsx}"), ["*.{ts,tsx}"]);
+        assert_eq!(
+            split_globs(" src/**/*.{js , jsx} *.md "),
+            ["src/**/*.{js,jsx}", "*.md"]
+        );
+        assert_eq!(split_globs("{my notes,todo}.txt"), ["{my notes,todo}.txt"]);
+    }
+
+    #[test]
+    fn the_walk_stops_when_cancelled() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("a.txt"), "x").expect("write");
+        let input: GrepInput = serde_json::from_value(json!({"pattern": "x"})).expect("input");
+        let cancel = CancellationToken::new();
+        let files = files_to_search(&input, dir.path(), &cancel).expect("a list");
+        assert_eq!(files, [dir.path().join("a.txt")]);
+        cancel.cancel();
+        let stopped = files_to_search(&input, dir.path(), &cancel).expect_err("cancelled");
+        assert_eq!(stopped, cancelled());
     }
 }

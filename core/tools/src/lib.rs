@@ -4,7 +4,8 @@
 //! the agent: whatever goes wrong becomes a [`ToolOutput`] with `is_error` set, which the
 //! model reads. Tools that change files report each change ([`FileChange`]) so the agent
 //! can show a diff, and can preview it before the permission step. Commands are started only
-//! through [`larik_sandbox::Sandbox`].
+//! through [`larik_sandbox::Sandbox`]. Existing files change only after the model has
+//! read them, as the [`ReadTracker`] in the context records.
 
 mod bash;
 mod change;
@@ -16,6 +17,7 @@ mod multi_edit;
 mod output;
 mod paths;
 mod read;
+mod tracker;
 mod write;
 
 use std::collections::BTreeMap;
@@ -33,6 +35,7 @@ pub use glob::GlobTool;
 pub use grep::GrepTool;
 pub use multi_edit::MultiEditTool;
 pub use read::ReadTool;
+pub use tracker::{ReadTracker, StaleRead};
 pub use write::WriteTool;
 
 /// Limits that keep tool output within what a model can use.
@@ -74,6 +77,8 @@ pub struct ToolContext {
     pub sandbox: Arc<Sandbox>,
     /// Output and size limits.
     pub limits: ToolLimits,
+    /// The files this agent has read; one tracker per agent, shared by all its calls.
+    pub reads: Arc<ReadTracker>,
 }
 
 /// What a tool returns to the model.
@@ -111,7 +116,8 @@ impl ToolOutput {
 pub enum CallTarget {
     /// Nothing a rule can match beyond the tool name.
     None,
-    /// A path (absolute, resolved against the cwd).
+    /// A path (absolute, resolved against the cwd). For the file tools it is the real
+    /// path, symlinks followed, since that is the file a write changes.
     Path(PathBuf),
     /// A shell command line.
     Command(String),

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::change::{self, PlannedChange};
 use crate::edit::apply_edit;
 use crate::input::{self, str_field};
-use crate::write::{commit, file_location, file_target};
+use crate::write::{commit, file_location, file_target, require_read};
 use crate::{CallTarget, Tool, ToolContext, ToolOutput, paths};
 
 /// Applies several exact-string replacements to one file atomically.
@@ -41,6 +41,9 @@ fn plan(input: Value, ctx: &ToolContext) -> Result<(PlannedChange, String, Strin
     }
     let old_text = change::read_text(&path, &shown, false)
         .map_err(|error| ToolOutput::error(format!("Cannot edit: {error}.")))?;
+    if old_text.is_some() {
+        require_read(ctx, &path, &shown)?;
+    }
     if old_text.is_none() && !input.edits[0].old_string.is_empty() {
         return Err(ToolOutput::error(format!(
             "File does not exist: {shown}. To create it, make the first edit's old_string empty, or use write."
@@ -91,8 +94,9 @@ impl Tool for MultiEditTool {
     fn description(&self) -> &'static str {
         "Makes several exact-string replacements in one file. Edits apply in order, each to \
          the result of the previous ones, with the same rules as `edit` (exact match, unique \
-         unless `replace_all`). Either every edit applies or none does. Prefer it over \
-         several `edit` calls on the same file."
+         unless `replace_all`). Either every edit applies or none does. As with `edit`, an \
+         existing file must have been read first. Prefer it over several `edit` calls on \
+         the same file."
     }
 
     fn input_schema(&self) -> Value {
@@ -162,7 +166,7 @@ impl Tool for MultiEditTool {
     async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
         let ctx = ctx.clone();
         input::blocking(move || match plan(input, &ctx) {
-            Ok((planned, shown, message)) => commit(&planned, &shown, message),
+            Ok((planned, shown, message)) => commit(&planned, &shown, message, &ctx),
             Err(error) => error,
         })
         .await

@@ -3,7 +3,8 @@
 //! Models write relative paths, absolute paths, `./x` and `../x`. Every tool resolves them
 //! the same way here: against the call's cwd, with `.` and `..` folded lexically so a title
 //! and a permission rule see the same path the tool touches. Showing a path prefers the form
-//! relative to the cwd when the path lies inside it.
+//! relative to the cwd when the path lies inside it. Permission checks use
+//! [`real_path`], which follows symlinks the way a write does.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -32,6 +33,31 @@ fn normalize(path: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// The file a write through the absolute, normalized `path` really changes: the longest
+/// prefix of `path` that exists, with every symlink in it followed, joined with the rest
+/// (the part that does not exist yet). A symlink inside the project that points outside
+/// yields a path outside the project, which is what permission rules must see.
+pub fn real_path(path: &Path) -> PathBuf {
+    let mut existing = path;
+    let mut missing = Vec::new();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            let mut out = real;
+            out.extend(missing.iter().rev());
+            return out;
+        }
+        // Any failure (missing, dangling link, no permission) moves one level up; the
+        // root always canonicalizes, so the loop ends.
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                missing.push(name);
+                existing = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
 }
 
 /// `path` for display: relative to `cwd` when inside it (`.` for the cwd itself),
@@ -74,5 +100,40 @@ mod tests {
             "/project/application"
         );
         assert_eq!(display(cwd, Path::new("/tmp/x")), "/tmp/x");
+    }
+
+    #[test]
+    fn real_path_follows_symlinks_in_the_existing_prefix() {
+        let project = tempfile::tempdir().expect("tempdir");
+        let outside = tempfile::tempdir().expect("tempdir");
+        let root = std::fs::canonicalize(project.path()).expect("canonical project");
+        let away = std::fs::canonicalize(outside.path()).expect("canonical outside");
+        std::fs::write(away.join("secret.txt"), "x").expect("write");
+        std::os::unix::fs::symlink(&away, root.join("out")).expect("dir symlink");
+        std::os::unix::fs::symlink(away.join("secret.txt"), root.join("link.txt"))
+            .expect("file symlink");
+
+        assert_eq!(real_path(&root.join("link.txt")), away.join("secret.txt"));
+        assert_eq!(
+            real_path(&root.join("out/secret.txt")),
+            away.join("secret.txt")
+        );
+        assert_eq!(
+            real_path(&root.join("out/new/deeper.txt")),
+            away.join("new/deeper.txt")
+        );
+        assert_eq!(
+            real_path(&root.join("src/missing.rs")),
+            root.join("src/missing.rs")
+        );
+    }
+
+    #[test]
+    fn a_dangling_symlink_is_its_own_target() {
+        let project = tempfile::tempdir().expect("tempdir");
+        let root = std::fs::canonicalize(project.path()).expect("canonical project");
+        std::os::unix::fs::symlink(root.join("nowhere"), root.join("dangling")).expect("symlink");
+        // A write replaces a dangling link itself (see `PlannedChange::commit`).
+        assert_eq!(real_path(&root.join("dangling")), root.join("dangling"));
     }
 }

@@ -2,11 +2,14 @@
 //!
 //! Output looks like `cat -n`, so the model can cite line numbers and pick an `offset` to
 //! read on. Guards keep the model from pulling in directories, binaries and huge files
-//! whole; each guard's message says what to do instead.
+//! whole, and the output stops at the character limit; each guard's message says what to
+//! do instead. A successful read is recorded in the [`ReadTracker`], which lets the edit
+//! tools change the file.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
+use std::sync::Arc;
 
 use larik_protocol::{FileLocation, ResultPart, ToolKind};
 use serde::Deserialize;
@@ -14,7 +17,7 @@ use serde_json::{Value, json};
 
 use crate::input::{self, str_field};
 use crate::output::cut_line;
-use crate::{CallTarget, Tool, ToolContext, ToolLimits, ToolOutput, paths};
+use crate::{CallTarget, ReadTracker, Tool, ToolContext, ToolLimits, ToolOutput, paths};
 
 /// Reads a file as numbered lines, or an image as an image.
 #[derive(Debug, Clone, Copy, Default)]
@@ -42,8 +45,10 @@ impl Tool for ReadTool {
         "Reads a file from the local file system. Text comes back in `cat -n` format: each \
          line prefixed by its 1-based number. By default reads up to 2000 lines from the \
          start; pass `offset` (1-based line) and `limit` (number of lines) to read a part of \
-         a long file. Lines longer than 2000 characters are cut. PNG, JPEG, GIF and WebP \
-         files come back as images. Directories cannot be read: use `glob` to list files."
+         a long file. Lines longer than 2000 characters are cut, and output stops at the \
+         size limit with a note giving the offset to read on. PNG, JPEG, GIF and WebP files \
+         come back as images. Directories cannot be read: use `glob` to list files. Read a \
+         file before changing it with `edit`, `multi_edit` or `write`."
     }
 
     fn input_schema(&self) -> Value {
@@ -93,7 +98,7 @@ impl Tool for ReadTool {
 
     fn target(&self, input: &Value, ctx: &ToolContext) -> CallTarget {
         match str_field(input, "file_path") {
-            Some(path) => CallTarget::Path(paths::resolve(&ctx.cwd, path)),
+            Some(path) => CallTarget::Path(paths::real_path(&paths::resolve(&ctx.cwd, path))),
             None => CallTarget::None,
         }
     }
@@ -106,17 +111,39 @@ impl Tool for ReadTool {
         let path = paths::resolve(&ctx.cwd, &input.file_path);
         let shown = paths::display(&ctx.cwd, &path);
         let limits = ctx.limits;
-        input::blocking(move || read(&path, &shown, input.offset, input.limit, limits)).await
+        let reads = Arc::clone(&ctx.reads);
+        input::blocking(move || {
+            read(
+                &path,
+                &shown,
+                Window {
+                    offset: input.offset,
+                    limit: input.limit,
+                },
+                limits,
+                &reads,
+            )
+        })
+        .await
     }
+}
+
+/// The lines a call asks for.
+#[derive(Debug, Clone, Copy)]
+struct Window {
+    offset: Option<u64>,
+    limit: Option<u64>,
 }
 
 fn read(
     path: &Path,
     shown: &str,
-    offset: Option<u64>,
-    limit: Option<u64>,
+    window: Window,
     limits: ToolLimits,
+    reads: &ReadTracker,
 ) -> ToolOutput {
+    // Taken before reading: if the file changes meanwhile, the next edit sees a stale
+    // stamp and asks for a fresh read rather than trusting a mixed view.
     let meta = match std::fs::metadata(path) {
         Ok(meta) => meta,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
@@ -131,20 +158,34 @@ fn read(
             "{shown} is a directory, not a file. Use glob (e.g. pattern \"*\" with path \"{shown}\") to list its files."
         ));
     }
-    if limit == Some(0) {
+    if window.limit == Some(0) {
         return ToolOutput::error("limit must be at least 1.");
     }
-    if let Some(media_type) = image_media_type(path) {
-        return read_image(path, shown, media_type, meta.len(), limits);
+    let output = if let Some(media_type) = image_media_type(path) {
+        read_image(path, shown, media_type, meta.len(), limits)
+    } else {
+        read_text(path, shown, window, meta.len(), limits)
+    };
+    if !output.is_error {
+        reads.record(path, &meta);
     }
-    if meta.len() > limits.read_max_bytes && offset.is_none() && limit.is_none() {
+    output
+}
+
+fn read_text(
+    path: &Path,
+    shown: &str,
+    window: Window,
+    size: u64,
+    limits: ToolLimits,
+) -> ToolOutput {
+    if size > limits.read_max_bytes && window.offset.is_none() && window.limit.is_none() {
         return ToolOutput::error(format!(
-            "{shown} is {} bytes, more than the {} bytes read returns at once. Pass offset and limit to read a part of it, or use grep to find the lines you need.",
-            meta.len(),
+            "{shown} is {size} bytes, more than the {} bytes read returns at once. Pass offset and limit to read a part of it, or use grep to find the lines you need.",
             limits.read_max_bytes
         ));
     }
-    match read_lines(path, shown, offset, limit, limits) {
+    match read_lines(path, shown, window, limits) {
         Ok(output) => output,
         Err(error) => ToolOutput::error(format!("Could not read {shown}: {error}")),
     }
@@ -153,8 +194,7 @@ fn read(
 fn read_lines(
     path: &Path,
     shown: &str,
-    offset: Option<u64>,
-    limit: Option<u64>,
+    window: Window,
     limits: ToolLimits,
 ) -> std::io::Result<ToolOutput> {
     let mut reader = BufReader::new(File::open(path)?);
@@ -169,9 +209,11 @@ fn read_lines(
             "(The file {shown} exists but is empty.)"
         )));
     }
-    let first = offset.unwrap_or(1).max(1);
-    let wanted = limit.unwrap_or(limits.read_default_lines as u64);
+    let first = window.offset.unwrap_or(1).max(1);
+    let wanted = window.limit.unwrap_or(limits.read_default_lines as u64);
     let mut out = String::new();
+    let mut out_chars = 0;
+    let mut budget_spent = false;
     let mut line_number: u64 = 0;
     let mut shown_lines: u64 = 0;
     let mut remaining: u64 = 0;
@@ -185,14 +227,23 @@ fn read_lines(
         if line_number < first {
             continue;
         }
-        if shown_lines >= wanted {
+        if shown_lines >= wanted || budget_spent {
             remaining += 1;
             continue;
         }
         let text = String::from_utf8_lossy(&buffer);
         let text = text.strip_suffix('\n').unwrap_or(&text);
         let text = text.strip_suffix('\r').unwrap_or(text);
-        out.push_str(&format!("{line_number:>6}\t{}\n", cut_line(text)));
+        let line = format!("{line_number:>6}\t{}\n", cut_line(text));
+        let line_chars = line.chars().count();
+        // The first line always goes in, so reading on with the offset makes progress.
+        if shown_lines > 0 && out_chars + line_chars > limits.output_chars {
+            budget_spent = true;
+            remaining += 1;
+            continue;
+        }
+        out.push_str(&line);
+        out_chars += line_chars;
         shown_lines += 1;
     }
     if shown_lines == 0 {
@@ -200,7 +251,13 @@ fn read_lines(
             "(offset {first} is past the end: {shown} has {line_number} lines.)"
         )));
     }
-    if remaining > 0 {
+    if budget_spent {
+        out.push_str(&format!(
+            "… output limit of {} characters reached; {remaining} more lines; use offset to read on (offset={}).\n",
+            limits.output_chars,
+            first + shown_lines
+        ));
+    } else if remaining > 0 {
         out.push_str(&format!(
             "… {remaining} more lines; use offset to read on (offset={}).\n",
             first + shown_lines

@@ -1,7 +1,10 @@
 //! The `write` tool: a whole file's new content.
 //!
 //! Creates the file (and its parent directories) or replaces it; the write is atomic and
-//! keeps an existing file's mode. The change is reported for a diff and can be previewed.
+//! keeps an existing file's mode. Replacing an existing file needs a read of it first (see
+//! [`crate::ReadTracker`]). The change is reported for a diff and can be previewed.
+
+use std::path::Path;
 
 use larik_protocol::{FileChange, FileLocation, ToolKind};
 use serde::Deserialize;
@@ -28,6 +31,9 @@ fn plan(input: Value, ctx: &ToolContext) -> Result<(PlannedChange, String), Tool
     let shown = paths::display(&ctx.cwd, &path);
     let old_text = change::read_text(&path, &shown, true)
         .map_err(|error| ToolOutput::error(format!("Cannot write: {error}.")))?;
+    if old_text.is_some() {
+        require_read(ctx, &path, &shown)?;
+    }
     Ok((
         PlannedChange {
             path,
@@ -46,8 +52,8 @@ impl Tool for WriteTool {
 
     fn description(&self) -> &'static str {
         "Writes a file, replacing it if it exists and creating missing parent directories. \
-         Prefer `edit` for changing part of an existing file; read a file before \
-         overwriting it."
+         Prefer `edit` for changing part of an existing file. An existing file must have \
+         been read (with `read`) first and not changed since; a new file needs no read."
     }
 
     fn input_schema(&self) -> Value {
@@ -113,19 +119,41 @@ impl Tool for WriteTool {
                 "Created"
             };
             let lines = planned.new_text.lines().count();
-            commit(&planned, &shown, format!("{verb} {shown} ({lines} lines)."))
+            commit(
+                &planned,
+                &shown,
+                format!("{verb} {shown} ({lines} lines)."),
+                &ctx,
+            )
         })
         .await
     }
 }
 
-/// Writes `planned` and reports it with `message`, or the error.
-pub(crate) fn commit(planned: &PlannedChange, shown: &str, message: String) -> ToolOutput {
+/// Refuses a change to the existing file at `path` that the model has not read, or that
+/// changed on disk since it did.
+pub(crate) fn require_read(ctx: &ToolContext, path: &Path, shown: &str) -> Result<(), ToolOutput> {
+    ctx.reads
+        .check(path, shown)
+        .map_err(|error| ToolOutput::error(format!("{error}.")))
+}
+
+/// Writes `planned` and reports it with `message`, or the error. The written state counts
+/// as read, so the next edit of the file needs no fresh read.
+pub(crate) fn commit(
+    planned: &PlannedChange,
+    shown: &str,
+    message: String,
+    ctx: &ToolContext,
+) -> ToolOutput {
     match planned.commit(shown) {
-        Ok(()) => ToolOutput {
-            changes: vec![planned.to_file_change()],
-            ..ToolOutput::text(message)
-        },
+        Ok(()) => {
+            ctx.reads.record_current(&planned.path);
+            ToolOutput {
+                changes: vec![planned.to_file_change()],
+                ..ToolOutput::text(message)
+            }
+        }
         Err(error) => ToolOutput::error(format!("Nothing was written: {error}.")),
     }
 }
@@ -141,10 +169,11 @@ pub(crate) fn file_location(input: &Value, ctx: &ToolContext) -> Vec<FileLocatio
         .collect()
 }
 
-/// The `file_path` of a file tool's input as a permission target.
+/// The `file_path` of a file tool's input as a permission target: the real path, so a
+/// symlink cannot carry a write outside what the rules allow.
 pub(crate) fn file_target(input: &Value, ctx: &ToolContext) -> CallTarget {
     match str_field(input, "file_path") {
-        Some(path) => CallTarget::Path(paths::resolve(&ctx.cwd, path)),
+        Some(path) => CallTarget::Path(paths::real_path(&paths::resolve(&ctx.cwd, path))),
         None => CallTarget::None,
     }
 }

@@ -1,64 +1,67 @@
 //! `bash`: real commands through the sandbox, exit codes, merged output, truncation,
 //! timeouts, cancellation and background processes.
+//!
+//! Tests that need to know when the command's processes are gone have them hold a named
+//! pipe open on fd 3: its reader sees end of file exactly when the last holder exits.
 
+use std::fs::File;
+use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use larik_tools::{BashTool, CallTarget, Tool, ToolLimits};
 use serde_json::json;
+use tokio::sync::mpsc;
 
-use crate::{call, context, context_with, fails, ok};
+use crate::{call, context, context_with, fails, make_fifo, ok};
 
-/// Processes in group `pgid` that are not zombies, read from /proc.
-fn live_members_of_group(pgid: u32) -> usize {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
-    entries
-        .flatten()
-        .filter_map(|entry| std::fs::read_to_string(entry.path().join("stat")).ok())
-        .filter(|stat| {
-            // After the parenthesised command come: state ppid pgrp ...
-            let Some((_, rest)) = stat.rsplit_once(") ") else {
-                return false;
-            };
-            let fields: Vec<&str> = rest.split_whitespace().collect();
-            fields.len() > 2 && fields[0] != "Z" && fields[2] == pgid.to_string()
-        })
-        .count()
+/// How long any awaited event may take before the test fails; generous for a loaded box.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+/// The lines written to a named pipe, and its end: the moment every process holding its
+/// write end has exited.
+struct PipeWatch {
+    lines: mpsc::UnboundedReceiver<String>,
 }
 
-/// Waits until group `pgid` has no live members; fails after a generous deadline.
-async fn assert_group_dies(pgid: u32) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while live_members_of_group(pgid) > 0 {
-        assert!(
-            Instant::now() < deadline,
-            "process group {pgid} still has live members"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
+impl PipeWatch {
+    /// Creates the pipe at `path` and reads it on a thread of its own, since opening a
+    /// named pipe blocks until a writer comes.
+    fn new(path: &Path) -> Self {
+        make_fifo(path);
+        let (sender, lines) = mpsc::unbounded_channel();
+        let path = path.to_path_buf();
+        std::thread::spawn(move || {
+            let reader = BufReader::new(File::open(&path).expect("open the fifo"));
+            for line in reader.lines() {
+                let Ok(line) = line else { break };
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+            // Dropping the sender closes the channel: the pipe reached its end.
+        });
+        PipeWatch { lines }
+    }
+
+    /// The next line, `None` once every writer has exited.
+    async fn next_line(&mut self) -> Option<String> {
+        tokio::time::timeout(PATIENCE, self.lines.recv())
+            .await
+            .expect("the pipe produced a line or its end in time")
+    }
+
+    /// Waits until every process holding the pipe has exited.
+    async fn all_writers_exit(&mut self) {
+        while self.next_line().await.is_some() {}
     }
 }
 
-/// Waits until `path` exists; fails after a generous deadline.
-async fn wait_for_file(path: &Path) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !path.exists() {
-        assert!(
-            Instant::now() < deadline,
-            "{} never appeared",
-            path.display()
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
-fn read_pid(path: &Path) -> u32 {
-    std::fs::read_to_string(path)
-        .expect("pid file")
-        .trim()
-        .parse()
-        .expect("a pid")
+/// Writes `text` into the named pipe at `path` on a thread of its own (the open blocks
+/// until a reader comes).
+fn send_into_fifo(path: &Path, text: &'static str) {
+    let path = path.to_path_buf();
+    std::thread::spawn(move || std::fs::write(path, text).expect("write the fifo"));
 }
 
 #[tokio::test]
@@ -113,13 +116,19 @@ async fn long_output_keeps_head_and_tail() {
 #[tokio::test]
 async fn a_timeout_kills_the_whole_process_group() {
     let dir = tempfile::tempdir().expect("tempdir");
+    let mut holders = PipeWatch::new(&dir.path().join("alive"));
     let ctx = context(dir.path());
-    let command = "echo $$ > group.pid; echo started; sleep 30 & sleep 30";
-    let (output, text) = call(&BashTool, &ctx, json!({"command": command, "timeout": 300})).await;
+    let command = "exec 3>alive; echo started; sleep 30 & sleep 30";
+    let (output, text) = call(
+        &BashTool,
+        &ctx,
+        json!({"command": command, "timeout": 1000}),
+    )
+    .await;
     assert!(output.is_error, "{text}");
     assert!(text.starts_with("started\n"), "{text}");
-    assert!(text.contains("timed out after 300 ms"), "{text}");
-    assert_group_dies(read_pid(&dir.path().join("group.pid"))).await;
+    assert!(text.contains("timed out after 1000 ms"), "{text}");
+    holders.all_writers_exit().await;
 }
 
 #[tokio::test]
@@ -141,45 +150,58 @@ async fn the_timeout_is_capped_by_the_limits() {
 #[tokio::test]
 async fn cancellation_kills_the_command_and_returns_promptly() {
     let dir = tempfile::tempdir().expect("tempdir");
+    let mut holders = PipeWatch::new(&dir.path().join("alive"));
     let ctx = context(dir.path());
     let cancel = ctx.cancel.clone();
     let task = tokio::spawn(async move {
         call(
             &BashTool,
             &ctx,
-            json!({"command": "echo $$ > group.pid; sleep 30"}),
+            json!({"command": "exec 3>alive; echo ready >&3; sleep 30 & sleep 30"}),
         )
         .await
     });
-    let pid_file = dir.path().join("group.pid");
-    wait_for_file(&pid_file).await;
+    assert_eq!(holders.next_line().await.as_deref(), Some("ready"));
     cancel.cancel();
-    let (output, text) = tokio::time::timeout(Duration::from_secs(10), task)
+    let (output, text) = tokio::time::timeout(PATIENCE, task)
         .await
         .expect("the call returns after cancellation")
         .expect("the task did not panic");
     assert!(output.is_error, "{text}");
     assert!(text.contains("cancelled"), "{text}");
-    assert_group_dies(read_pid(&pid_file)).await;
+    holders.all_writers_exit().await;
 }
 
 #[tokio::test]
-async fn a_background_process_holding_the_pipe_does_not_hang_the_call() {
+async fn a_background_process_holding_the_pipe_does_not_hang_the_call_and_keeps_running() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let command = "echo $$ > group.pid; sleep 30 & echo done";
+    let mut holders = PipeWatch::new(&dir.path().join("alive"));
+    let go = dir.path().join("go");
+    make_fifo(&go);
+    // The background job answers on the pipe only when the test writes to `go`, which it
+    // does after the call has returned.
+    let command = "exec 3>alive; echo $$ >&3; \
+                   (read -r word < go; echo \"after:$word\" >&3; sleep 30) & echo done";
     let (output, text) = tokio::time::timeout(
-        Duration::from_secs(10),
+        PATIENCE,
         call(&BashTool, &context(dir.path()), json!({"command": command})),
     )
     .await
-    .expect("the call returns while the background sleep runs");
+    .expect("the call returns while the background job runs");
     assert!(!output.is_error, "{text}");
     assert!(text.starts_with("done\n"), "{text}");
     assert!(text.contains("background process"), "{text}");
-    // The background sleep outlived the call; stop it so the test leaves nothing behind.
-    let pgid = read_pid(&dir.path().join("group.pid"));
+    let pgid: u32 = holders
+        .next_line()
+        .await
+        .expect("the shell wrote its pid")
+        .parse()
+        .expect("a pid");
+    send_into_fifo(&go, "ping\n");
+    assert_eq!(holders.next_line().await.as_deref(), Some("after:ping"));
+    // Stop the background job so the test leaves nothing behind.
     larik_sandbox::kill_process_group(pgid);
-    assert_group_dies(pgid).await;
+    holders.all_writers_exit().await;
 }
 
 #[tokio::test]

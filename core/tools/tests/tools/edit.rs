@@ -1,15 +1,16 @@
 //! `edit`: exact, unique replacement and its errors.
 
-use larik_tools::{EditTool, Tool};
+use larik_tools::{EditTool, ReadTool, Tool};
 use serde_json::json;
 
-use crate::{call, contents, context, fails, mode, ok, put, set_mode};
+use crate::{call, contents, context, fails, mode, ok, put, read_first, set_mode, touch};
 
 #[tokio::test]
 async fn replaces_one_unique_occurrence_and_reports_the_change() {
     let dir = tempfile::tempdir().expect("tempdir");
     put(dir.path(), "src/lib.rs", "fn a() {}\nfn b() {}\n");
     let ctx = context(dir.path());
+    read_first(&ctx, "src/lib.rs").await;
     let input =
         json!({"file_path": "src/lib.rs", "old_string": "fn b()", "new_string": "fn bee()"});
     assert_eq!(EditTool.title(&input, &ctx), "Edit src/lib.rs");
@@ -36,6 +37,7 @@ async fn several_occurrences_need_context_or_replace_all() {
     let dir = tempfile::tempdir().expect("tempdir");
     put(dir.path(), "x.txt", "foo foo\nfoo\n");
     let ctx = context(dir.path());
+    read_first(&ctx, "x.txt").await;
     let message = fails(
         &EditTool,
         &ctx,
@@ -62,6 +64,7 @@ async fn missing_text_is_an_error_with_a_whitespace_hint() {
     let dir = tempfile::tempdir().expect("tempdir");
     put(dir.path(), "m.py", "def f():\n    return 1\n");
     let ctx = context(dir.path());
+    read_first(&ctx, "m.py").await;
     let message = fails(
         &EditTool,
         &ctx,
@@ -83,9 +86,11 @@ async fn missing_text_is_an_error_with_a_whitespace_hint() {
 async fn identical_strings_are_rejected() {
     let dir = tempfile::tempdir().expect("tempdir");
     put(dir.path(), "same.txt", "abc");
+    let ctx = context(dir.path());
+    read_first(&ctx, "same.txt").await;
     let message = fails(
         &EditTool,
-        &context(dir.path()),
+        &ctx,
         json!({"file_path": "same.txt", "old_string": "abc", "new_string": "abc"}),
     )
     .await;
@@ -127,9 +132,11 @@ async fn editing_keeps_the_file_mode() {
     put(dir.path(), "tool.sh", "#!/bin/sh\necho a\n");
     let path = dir.path().join("tool.sh");
     set_mode(&path, 0o700);
+    let ctx = context(dir.path());
+    read_first(&ctx, "tool.sh").await;
     ok(
         &EditTool,
-        &context(dir.path()),
+        &ctx,
         json!({"file_path": "tool.sh", "old_string": "echo a", "new_string": "echo b"}),
     )
     .await;
@@ -142,6 +149,7 @@ async fn preview_computes_the_edit_without_making_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     put(dir.path(), "p.txt", "left");
     let ctx = context(dir.path());
+    read_first(&ctx, "p.txt").await;
     let change = EditTool
         .preview(
             &json!({"file_path": "p.txt", "old_string": "left", "new_string": "right"}),
@@ -173,4 +181,112 @@ async fn a_file_that_is_not_utf8_is_refused() {
         std::fs::read(dir.path().join("latin1.txt")).expect("read"),
         b"caf\xe9"
     );
+}
+
+#[tokio::test]
+async fn an_existing_file_that_was_not_read_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    put(dir.path(), "unseen.txt", "keep me\n");
+    let ctx = context(dir.path());
+    let input = json!({"file_path": "unseen.txt", "old_string": "keep", "new_string": "lose"});
+    let message = fails(&EditTool, &ctx, input.clone()).await;
+    assert!(
+        message.starts_with("Read the file first: unseen.txt"),
+        "{message}"
+    );
+    assert_eq!(contents(dir.path(), "unseen.txt"), "keep me\n");
+    assert_eq!(EditTool.preview(&input, &ctx).await, None);
+}
+
+#[tokio::test]
+async fn a_partial_read_allows_the_edit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    put(dir.path(), "long.txt", "a\nb\nc\nd\n");
+    let ctx = context(dir.path());
+    ok(
+        &ReadTool,
+        &ctx,
+        json!({"file_path": "long.txt", "offset": 3, "limit": 1}),
+    )
+    .await;
+    ok(
+        &EditTool,
+        &ctx,
+        json!({"file_path": "long.txt", "old_string": "c", "new_string": "C"}),
+    )
+    .await;
+    assert_eq!(contents(dir.path(), "long.txt"), "a\nb\nC\nd\n");
+}
+
+#[tokio::test]
+async fn two_edits_in_a_row_need_only_the_first_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    put(dir.path(), "twice.txt", "one two\n");
+    let ctx = context(dir.path());
+    read_first(&ctx, "twice.txt").await;
+    ok(
+        &EditTool,
+        &ctx,
+        json!({"file_path": "twice.txt", "old_string": "one", "new_string": "uno, longer"}),
+    )
+    .await;
+    ok(
+        &EditTool,
+        &ctx,
+        json!({"file_path": "twice.txt", "old_string": "two", "new_string": "dos"}),
+    )
+    .await;
+    assert_eq!(contents(dir.path(), "twice.txt"), "uno, longer dos\n");
+}
+
+#[tokio::test]
+async fn a_file_changed_on_disk_after_the_read_is_refused_until_read_again() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    put(dir.path(), "shared.txt", "value = 1\n");
+    let ctx = context(dir.path());
+    read_first(&ctx, "shared.txt").await;
+    // The user saves a longer version: the size differs whatever the clock's resolution.
+    put(dir.path(), "shared.txt", "value = 1\nother = 2\n");
+    let input =
+        json!({"file_path": "shared.txt", "old_string": "value = 1", "new_string": "value = 3"});
+    let message = fails(&EditTool, &ctx, input.clone()).await;
+    assert!(
+        message.contains("shared.txt was modified since it was last read"),
+        "{message}"
+    );
+    assert_eq!(contents(dir.path(), "shared.txt"), "value = 1\nother = 2\n");
+    read_first(&ctx, "shared.txt").await;
+    ok(&EditTool, &ctx, input).await;
+    assert_eq!(contents(dir.path(), "shared.txt"), "value = 3\nother = 2\n");
+}
+
+#[tokio::test]
+async fn a_change_of_modification_time_alone_is_noticed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    put(dir.path(), "same_size.txt", "aaaa\n");
+    let ctx = context(dir.path());
+    read_first(&ctx, "same_size.txt").await;
+    put(dir.path(), "same_size.txt", "bbbb\n");
+    touch(dir.path(), "same_size.txt", 1_000);
+    let message = fails(
+        &EditTool,
+        &ctx,
+        json!({"file_path": "same_size.txt", "old_string": "bbbb", "new_string": "c"}),
+    )
+    .await;
+    assert!(message.contains("was modified since"), "{message}");
+}
+
+#[tokio::test]
+async fn a_read_in_another_session_does_not_count() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    put(dir.path(), "f.txt", "x\n");
+    read_first(&context(dir.path()), "f.txt").await;
+    let message = fails(
+        &EditTool,
+        &context(dir.path()),
+        json!({"file_path": "f.txt", "old_string": "x", "new_string": "y"}),
+    )
+    .await;
+    assert!(message.starts_with("Read the file first"), "{message}");
 }

@@ -1,23 +1,9 @@
 //! `glob`: matching, ordering by modification time, ignore rules and the result cap.
 
-use std::fs::File;
-use std::path::Path;
-use std::time::{Duration, SystemTime};
-
 use larik_tools::{CallTarget, GlobTool, Tool};
 use serde_json::json;
 
-use crate::{context, fails, ok, put};
-
-/// Sets the modification time of `dir/relative` to `seconds` after the epoch.
-fn touch(dir: &Path, relative: &str, seconds: u64) {
-    let file = File::options()
-        .write(true)
-        .open(dir.join(relative))
-        .expect("open");
-    file.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(seconds))
-        .expect("set mtime");
-}
+use crate::{cancel_during_walk, context, fails, many_files, ok, put, touch};
 
 #[tokio::test]
 async fn results_are_newest_first_with_ties_by_path() {
@@ -128,4 +114,25 @@ async fn title_and_target() {
         GlobTool.target(&json!({"pattern": "*.rs", "path": "src"}), &ctx),
         CallTarget::Path(dir.path().join("src"))
     );
+}
+
+#[tokio::test]
+async fn a_cancelled_turn_stops_the_walk_before_it_starts() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    many_files(dir.path(), 3000);
+    let ctx = context(dir.path());
+    ctx.cancel.cancel();
+    let message = fails(&GlobTool, &ctx, json!({"pattern": "**/*.txt"})).await;
+    assert_eq!(message, "Search cancelled.");
+}
+
+#[tokio::test]
+async fn cancelling_during_the_walk_stops_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    many_files(dir.path(), 2000);
+    many_files(&dir.path().join("sub"), 1000);
+    let ctx = context(dir.path());
+    cancel_during_walk(dir.path(), ctx.cancel.clone());
+    let message = fails(&GlobTool, &ctx, json!({"pattern": "**/*.txt"})).await;
+    assert_eq!(message, "Search cancelled.");
 }

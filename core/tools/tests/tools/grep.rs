@@ -2,10 +2,10 @@
 
 use std::path::Path;
 
-use larik_tools::{CallTarget, GrepTool, Tool};
+use larik_tools::{CallTarget, GrepTool, Tool, ToolLimits};
 use serde_json::json;
 
-use crate::{context, fails, ok, put};
+use crate::{cancel_during_walk, context, context_with, fails, many_files, ok, put, touch};
 
 /// A small project: two sources, an ignored directory, a hidden directory and a README.
 fn project(dir: &Path) {
@@ -228,4 +228,122 @@ async fn title_and_target_name_the_search_root() {
         CallTarget::Path(dir.path().to_path_buf())
     );
     assert!(GrepTool.read_only());
+}
+
+#[tokio::test]
+async fn files_with_matches_lists_newest_first_while_other_modes_go_by_path() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (path, time) in [
+        ("a.txt", 100),
+        ("b.txt", 300),
+        ("c.txt", 300),
+        ("d.txt", 200),
+    ] {
+        put(dir.path(), path, "hit\n");
+        touch(dir.path(), path, time);
+    }
+    let ctx = context(dir.path());
+    let text = ok(&GrepTool, &ctx, json!({"pattern": "hit"})).await;
+    assert_eq!(text, "Found 4 files\nb.txt\nc.txt\nd.txt\na.txt\n");
+    let text = ok(&GrepTool, &ctx, json!({"pattern": "hit", "head_limit": 2})).await;
+    assert_eq!(
+        text,
+        "Found 2 files\nb.txt\nc.txt\n(head_limit 2 reached; more results exist.)\n"
+    );
+    let text = ok(
+        &GrepTool,
+        &ctx,
+        json!({"pattern": "hit", "output_mode": "content"}),
+    )
+    .await;
+    assert_eq!(text, "a.txt:1:hit\nb.txt:1:hit\nc.txt:1:hit\nd.txt:1:hit\n");
+    let text = ok(
+        &GrepTool,
+        &ctx,
+        json!({"pattern": "hit", "output_mode": "count"}),
+    )
+    .await;
+    assert!(
+        text.starts_with("a.txt:1\nb.txt:1\nc.txt:1\nd.txt:1\n"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn content_stops_at_the_output_limit_and_says_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let body: String = (1..=5000).map(|n| format!("match {n}\n")).collect();
+    put(dir.path(), "big.txt", &body);
+    put(dir.path(), "later.txt", "match in a later file\n");
+    let limits = ToolLimits {
+        output_chars: 1000,
+        ..ToolLimits::default()
+    };
+    let text = ok(
+        &GrepTool,
+        &context_with(dir.path(), limits),
+        json!({"pattern": "match", "output_mode": "content"}),
+    )
+    .await;
+    assert!(
+        text.starts_with("big.txt:1:match 1\nbig.txt:2:match 2\n"),
+        "{text}"
+    );
+    assert!(
+        text.chars().count() <= 1000,
+        "{} characters",
+        text.chars().count()
+    );
+    assert!(
+        text.contains("Output cut to stay within 1000 characters"),
+        "{text}"
+    );
+    // Results stop where the limit is reached; the tail of the matches is never gathered.
+    assert!(!text.contains("match 5000"), "{text}");
+    assert!(!text.contains("later.txt"), "{text}");
+    assert!(!text.contains("characters omitted"), "{text}");
+}
+
+#[tokio::test]
+async fn a_brace_list_with_spaces_stays_one_glob() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for name in ["a.ts", "b.tsx", "c.js", "d.rs"] {
+        put(dir.path(), name, "token\n");
+    }
+    let ctx = context(dir.path());
+    let text = ok(
+        &GrepTool,
+        &ctx,
+        json!({"pattern": "token", "glob": "*.{ts, tsx}", "output_mode": "count"}),
+    )
+    .await;
+    assert!(text.starts_with("a.ts:1\nb.tsx:1\n\n"), "{text}");
+    let text = ok(
+        &GrepTool,
+        &ctx,
+        json!({"pattern": "token", "glob": "*.ts  *.js", "output_mode": "count"}),
+    )
+    .await;
+    assert!(text.starts_with("a.ts:1\nc.js:1\n\n"), "{text}");
+}
+
+#[tokio::test]
+async fn a_cancelled_turn_stops_the_search_before_it_starts() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    many_files(dir.path(), 3000);
+    let ctx = context(dir.path());
+    ctx.cancel.cancel();
+    let message = fails(&GrepTool, &ctx, json!({"pattern": "needle"})).await;
+    assert_eq!(message, "Search cancelled.");
+}
+
+#[tokio::test]
+async fn cancelling_during_the_walk_stops_the_search() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    many_files(dir.path(), 2000);
+    many_files(&dir.path().join("sub"), 1000);
+    let ctx = context(dir.path());
+    cancel_during_walk(dir.path(), ctx.cancel.clone());
+    let message = fails(&GrepTool, &ctx, json!({"pattern": "needle"})).await;
+    assert_eq!(message, "Search cancelled.");
 }

@@ -9,13 +9,15 @@ mod read;
 mod registry;
 mod write;
 
+use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use larik_protocol::transcript::result_text;
 use larik_sandbox::Sandbox;
-use larik_tools::{Tool, ToolContext, ToolLimits, ToolOutput};
-use serde_json::Value;
+use larik_tools::{ReadTool, ReadTracker, Tool, ToolContext, ToolLimits, ToolOutput};
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 /// A context rooted at `dir` with default limits.
@@ -30,7 +32,13 @@ pub fn context_with(dir: &Path, limits: ToolLimits) -> ToolContext {
         cancel: CancellationToken::new(),
         sandbox: Arc::new(Sandbox::unconfined(dir)),
         limits,
+        reads: Arc::new(ReadTracker::default()),
     }
+}
+
+/// Reads `path` with the read tool, as the model must before changing an existing file.
+pub async fn read_first(ctx: &ToolContext, path: &str) {
+    ok(&ReadTool, ctx, json!({"file_path": path})).await;
 }
 
 /// Runs `tool` with `input` and returns the output and its text.
@@ -99,4 +107,50 @@ pub fn entries(dir: &Path) -> Vec<String> {
         .collect();
     names.sort();
     names
+}
+
+/// Sets the modification time of `dir/relative` to `seconds` after the epoch.
+pub fn touch(dir: &Path, relative: &str, seconds: u64) {
+    let file = File::options()
+        .write(true)
+        .open(dir.join(relative))
+        .expect("open");
+    file.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(seconds))
+        .expect("set mtime");
+}
+
+/// Creates a named pipe at `path` with the real `mkfifo`.
+pub fn make_fifo(path: &Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("run mkfifo");
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+/// Creates `count` small files named `f0.txt`, `f1.txt`, … in `dir`, each containing
+/// "needle".
+pub fn many_files(dir: &Path, count: usize) {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    for n in 0..count {
+        std::fs::write(dir.join(format!("f{n}.txt")), "needle\n").expect("write");
+    }
+}
+
+/// Cancels `cancel` while a walk of `dir` is under way. `dir/sub/.ignore` becomes a named
+/// pipe: the walker, reading ignore files as it enters `sub`, blocks opening it until this
+/// thread opens the other end; the token is cancelled before that end closes and lets the
+/// walk go on. The walk thus sees the token flip between two entries, every time.
+pub fn cancel_during_walk(dir: &Path, cancel: CancellationToken) {
+    std::fs::create_dir_all(dir.join("sub")).expect("mkdir");
+    let fifo = dir.join("sub/.ignore");
+    make_fifo(&fifo);
+    std::thread::spawn(move || {
+        let writer = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&fifo)
+            .expect("open the fifo");
+        cancel.cancel();
+        drop(writer);
+    });
 }

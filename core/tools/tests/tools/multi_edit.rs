@@ -3,7 +3,7 @@
 use larik_tools::{MultiEditTool, Tool};
 use serde_json::json;
 
-use crate::{call, contents, context, fails, mode, ok, put, set_mode};
+use crate::{call, contents, context, fails, mode, ok, put, read_first, set_mode};
 
 #[tokio::test]
 async fn edits_apply_in_order_each_to_the_previous_result() {
@@ -20,7 +20,9 @@ async fn edits_apply_in_order_each_to_the_previous_result() {
         {"old_string": "name = \"b\"", "new_string": "name = \"c\""},
         {"old_string": "level = 1", "new_string": "level = 2", "replace_all": true}
     ]});
-    let (output, text) = call(&MultiEditTool, &context(dir.path()), input).await;
+    let ctx = context(dir.path());
+    read_first(&ctx, "cfg.toml").await;
+    let (output, text) = call(&MultiEditTool, &ctx, input).await;
     assert!(!output.is_error, "{text}");
     assert!(text.contains("applied 3 edits"), "{text}");
     assert_eq!(
@@ -47,7 +49,9 @@ async fn one_failing_edit_leaves_the_file_untouched() {
         {"old_string": "four", "new_string": "4"},
         {"old_string": "three", "new_string": "3"}
     ]});
-    let message = fails(&MultiEditTool, &context(dir.path()), input).await;
+    let ctx = context(dir.path());
+    read_first(&ctx, "f.txt").await;
+    let message = fails(&MultiEditTool, &ctx, input).await;
     assert!(
         message.contains("edits[1]") && message.contains("not found"),
         "{message}"
@@ -69,7 +73,9 @@ async fn an_edit_that_becomes_ambiguous_after_earlier_edits_fails() {
         {"old_string": "y", "new_string": "x"},
         {"old_string": "x", "new_string": "z"}
     ]});
-    let message = fails(&MultiEditTool, &context(dir.path()), input).await;
+    let ctx = context(dir.path());
+    read_first(&ctx, "g.txt").await;
+    let message = fails(&MultiEditTool, &ctx, input).await;
     assert!(
         message.contains("edits[1]") && message.contains("2 times"),
         "{message}"
@@ -109,6 +115,7 @@ async fn preview_returns_the_combined_change() {
     let dir = tempfile::tempdir().expect("tempdir");
     put(dir.path(), "p.txt", "a b");
     let ctx = context(dir.path());
+    read_first(&ctx, "p.txt").await;
     let input = json!({"file_path": "p.txt", "edits": [
         {"old_string": "a", "new_string": "A"},
         {"old_string": "b", "new_string": "B"}
@@ -120,4 +127,35 @@ async fn preview_returns_the_combined_change() {
         .expect("a preview");
     assert_eq!(change.new_text, "A B");
     assert_eq!(contents(dir.path(), "p.txt"), "a b");
+}
+
+#[tokio::test]
+async fn an_unread_or_changed_file_is_refused_and_left_alone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    put(dir.path(), "h.txt", "a b\n");
+    let ctx = context(dir.path());
+    let input = json!({"file_path": "h.txt", "edits": [{"old_string": "a", "new_string": "A"}]});
+    let message = fails(&MultiEditTool, &ctx, input.clone()).await;
+    assert!(
+        message.starts_with("Read the file first: h.txt"),
+        "{message}"
+    );
+    read_first(&ctx, "h.txt").await;
+    put(dir.path(), "h.txt", "a b c\n");
+    let message = fails(&MultiEditTool, &ctx, input.clone()).await;
+    assert!(
+        message.contains("modified since it was last read"),
+        "{message}"
+    );
+    assert_eq!(contents(dir.path(), "h.txt"), "a b c\n");
+    read_first(&ctx, "h.txt").await;
+    ok(&MultiEditTool, &ctx, input).await;
+    // Its own write counts as a read: a second batch needs no fresh read.
+    ok(
+        &MultiEditTool,
+        &ctx,
+        json!({"file_path": "h.txt", "edits": [{"old_string": "c", "new_string": "C"}]}),
+    )
+    .await;
+    assert_eq!(contents(dir.path(), "h.txt"), "A b C\n");
 }

@@ -204,10 +204,67 @@ async fn title_location_and_target_use_the_resolved_path() {
             line: Some(40)
         }]
     );
-    assert_eq!(ReadTool.target(&input, &ctx), CallTarget::Path(absolute));
+    let real = std::fs::canonicalize(dir.path())
+        .expect("canonical")
+        .join("README.md");
+    assert_eq!(ReadTool.target(&input, &ctx), CallTarget::Path(real));
     assert_eq!(
         ReadTool.title(&json!({"file_path": "/etc/hosts"}), &ctx),
         "Read /etc/hosts"
     );
     assert!(ReadTool.read_only());
+}
+
+#[tokio::test]
+async fn output_stops_at_the_character_limit_with_a_note_to_read_on() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let body: String = (1..=50).map(|n| format!("line {n:02}\n")).collect();
+    put(dir.path(), "fifty.txt", &body);
+    // Each numbered line is 15 characters: six fit in 100, the seventh would not.
+    let limits = ToolLimits {
+        output_chars: 100,
+        ..ToolLimits::default()
+    };
+    let ctx = context_with(dir.path(), limits);
+    let text = ok(&ReadTool, &ctx, json!({"file_path": "fifty.txt"})).await;
+    let expected: String = (1..=6).map(|n| format!("{n:>6}\tline {n:02}\n")).collect();
+    assert_eq!(
+        text,
+        format!(
+            "{expected}… output limit of 100 characters reached; 44 more lines; use offset to read on (offset=7).\n"
+        )
+    );
+    let next = ok(
+        &ReadTool,
+        &ctx,
+        json!({"file_path": "fifty.txt", "offset": 7}),
+    )
+    .await;
+    assert!(next.starts_with("     7\tline 07\n"), "{next}");
+    assert!(next.contains("(offset=13)"), "{next}");
+}
+
+#[tokio::test]
+async fn one_line_longer_than_the_limit_still_shows() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    put(
+        dir.path(),
+        "wide.txt",
+        &format!("{}\nnext\n", "w".repeat(300)),
+    );
+    let limits = ToolLimits {
+        output_chars: 100,
+        ..ToolLimits::default()
+    };
+    let text = ok(
+        &ReadTool,
+        &context_with(dir.path(), limits),
+        json!({"file_path": "wide.txt"}),
+    )
+    .await;
+    assert!(
+        text.starts_with(&format!("     1\t{}\n", "w".repeat(300))),
+        "{text}"
+    );
+    assert!(text.ends_with("(offset=2).\n"), "{text}");
 }
