@@ -631,3 +631,115 @@ async fn a_session_file_with_garbage_lines_resumes_with_a_warning() {
         "the new entries were appended"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_prompt_can_come_from_stdin() {
+    let harness = Harness::new().await;
+    harness.server.enqueue(turn().text("read it"));
+    let mut child = harness
+        .larik()
+        .arg("-p")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("larik starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    tokio::io::AsyncWriteExt::write_all(&mut stdin, b"a prompt from a pipe\n")
+        .await
+        .expect("write prompt");
+    drop(stdin);
+    let output = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("finishes")
+        .expect("runs");
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    assert_eq!(stdout(&output), "read it\n");
+    assert!(harness.server.requests()[0].raw_body.contains("a prompt from a pipe"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn model_flag_picks_the_provider_and_model() {
+    let harness = Harness::new().await;
+    harness.server.enqueue(turn().text("from gpt"));
+    let output = tokio::time::timeout(
+        Duration::from_secs(60),
+        harness
+            .larik()
+            .env("OPENAI_API_KEY", "openai-key")
+            .env("OPENAI_BASE_URL", harness.server.openai_base_url())
+            .args(["-p", "hi", "--model", "openai/gpt-5-mini"])
+            .output(),
+    )
+    .await
+    .expect("finishes")
+    .expect("starts");
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    let request = &harness.server.requests()[0];
+    assert_eq!(request.path, "/v1/responses");
+    assert_eq!(request.body["model"], "gpt-5-mini");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn max_turns_caps_the_requests_and_fails_the_run() {
+    let harness = Harness::new().await;
+    harness
+        .server
+        .enqueue(turn().tool_call("c1", "read", json!({ "file_path": "README.md" })));
+    let output = harness
+        .run(&["-p", "go", "--max-turns", "1", "--output-format", "json"])
+        .await;
+    assert_eq!(output.status.code(), Some(1));
+    let result = last_json_line(&output);
+    assert_eq!(result["subtype"], "error_max_turns");
+    assert_eq!(result["num_turns"], 1);
+    assert_eq!(harness.server.requests().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_arguments_are_clear_errors() {
+    let harness = Harness::new().await;
+    let cases: [(&[&str], &str); 4] = [
+        (&["-p", "x", "--permission-mode", "yolo"], "acceptEdits"),
+        (&["-p", "x", "--model", "claude"], "provider/model"),
+        (&["-p", "x", "--allowedTools", "Bash(git"], "--allowedTools"),
+        (&["-p", "x", "--resume", "no-such-session"], "no-such-session"),
+    ];
+    for (args, expected) in cases {
+        let output = harness.run(args).await;
+        assert!(!output.status.success(), "{args:?} fails");
+        assert!(stderr(&output).contains(expected), "{args:?}: {}", stderr(&output));
+    }
+    assert!(harness.server.requests().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stream_json_events_keep_their_shape() {
+    let harness = Harness::new().await;
+    enqueue_three_steps(&harness.server);
+    let output = harness
+        .run(&[
+            "-p",
+            "look around",
+            "--output-format",
+            "stream-json",
+            "--allowedTools",
+            "Bash(echo:*)",
+        ])
+        .await;
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    let cwd = harness.cwd().display().to_string();
+    let data = harness.data.path().display().to_string();
+    let lines: Vec<Value> = stdout(&output)
+        .lines()
+        .map(|line| {
+            let redacted = line.replace(&cwd, "[CWD]").replace(&data, "[DATA]");
+            serde_json::from_str(&redacted).expect("JSON line")
+        })
+        .collect();
+    insta::assert_json_snapshot!("three_step_stream_json", lines, {
+        "[].session_id" => "[SESSION]",
+        "[].session_path" => "[SESSION_PATH]",
+        "[].duration_ms" => "[DURATION]",
+    });
+}
