@@ -655,7 +655,11 @@ async fn the_prompt_can_come_from_stdin() {
         .expect("runs");
     assert!(output.status.success(), "stderr: {}", stderr(&output));
     assert_eq!(stdout(&output), "read it\n");
-    assert!(harness.server.requests()[0].raw_body.contains("a prompt from a pipe"));
+    assert!(
+        harness.server.requests()[0]
+            .raw_body
+            .contains("a prompt from a pipe")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -703,12 +707,19 @@ async fn bad_arguments_are_clear_errors() {
         (&["-p", "x", "--permission-mode", "yolo"], "acceptEdits"),
         (&["-p", "x", "--model", "claude"], "provider/model"),
         (&["-p", "x", "--allowedTools", "Bash(git"], "--allowedTools"),
-        (&["-p", "x", "--resume", "no-such-session"], "no-such-session"),
+        (
+            &["-p", "x", "--resume", "no-such-session"],
+            "no-such-session",
+        ),
     ];
     for (args, expected) in cases {
         let output = harness.run(args).await;
         assert!(!output.status.success(), "{args:?} fails");
-        assert!(stderr(&output).contains(expected), "{args:?}: {}", stderr(&output));
+        assert!(
+            stderr(&output).contains(expected),
+            "{args:?}: {}",
+            stderr(&output)
+        );
     }
     assert!(harness.server.requests().is_empty());
 }
