@@ -239,8 +239,17 @@ async fn a_call_that_needs_approval_is_refused_headless_with_a_way_to_allow_it()
         .server
         .enqueue(turn().tool_call("call_1", "bash", json!({ "command": "echo hi" })));
     harness.server.enqueue(turn().text("could not run it"));
-    let output = harness.run(&["-p", "run echo"]).await;
+    let output = harness.run(&["-p", "run echo", "--verbose"]).await;
     assert!(output.status.success(), "stderr: {}", stderr(&output));
+    let progress = stderr(&output);
+    assert!(
+        progress.contains("→ echo hi"),
+        "the call is shown: {progress}"
+    );
+    assert!(
+        progress.contains("✗ This call needs the user's approval"),
+        "{progress}"
+    );
     let second = &harness.server.requests()[1].raw_body;
     assert!(
         second.contains("--allowedTools"),
@@ -753,4 +762,29 @@ async fn stream_json_events_keep_their_shape() {
         "[].session_path" => "[SESSION_PATH]",
         "[].duration_ms" => "[DURATION]",
     });
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn read_deny_rules_hide_files_from_searches() {
+    let harness = Harness::new().await;
+    std::fs::create_dir(harness.cwd().join("secrets")).expect("dir");
+    std::fs::write(harness.cwd().join("secrets/token.txt"), "token=hunter2\n").expect("secret");
+    std::fs::write(harness.cwd().join("open.txt"), "token=public\n").expect("open");
+    harness.server.enqueue(turn().tool_call(
+        "g1",
+        "grep",
+        json!({ "pattern": "token", "output_mode": "content" }),
+    ));
+    harness.server.enqueue(turn().text("searched"));
+    let output = harness
+        .run(&["-p", "find tokens", "--disallowedTools", "Read(secrets/**)"])
+        .await;
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    let result = &harness.server.requests()[1].raw_body;
+    assert!(result.contains("token=public"), "{result}");
+    assert!(
+        !result.contains("hunter2"),
+        "the denied file stays hidden: {result}"
+    );
+    assert!(result.contains("left out by the user's permission rules"));
 }

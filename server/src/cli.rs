@@ -51,6 +51,11 @@ pub struct Cli {
     #[arg(long = "fork", alias = "fork-session")]
     pub fork: bool,
 
+    /// With -p text output: show each tool call on stderr as it happens (the default when
+    /// stderr is a terminal).
+    #[arg(long)]
+    pub verbose: bool,
+
     /// With -c or --resume: branch just before prompt N (1-based) of that session.
     #[arg(long, value_name = "N", conflicts_with = "fork")]
     pub rewind: Option<usize>,

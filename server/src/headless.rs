@@ -11,7 +11,7 @@ use std::time::Instant;
 use anyhow::bail;
 use larik_agent::AskPolicy;
 use larik_config::Environment;
-use larik_protocol::{Event, Op, StopReason, Usage};
+use larik_protocol::{Event, Op, StopReason, ToolCallStatus, Usage};
 use serde_json::json;
 use tokio::signal::unix::{SignalKind, signal};
 
@@ -58,6 +58,8 @@ pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
     agent.ops.send(Op::user_text(prompt))?;
 
     let format = args.output_format;
+    let show_progress =
+        format == OutputFormat::Text && (args.verbose || std::io::stderr().is_terminal());
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut session_id = String::new();
@@ -95,6 +97,17 @@ pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
         }
         match event {
             Event::SessionConfigured { session_id: id, .. } => session_id = id,
+            Event::ToolCallBegin { title, .. } if show_progress => {
+                eprintln!("larik: → {title}");
+            }
+            Event::ToolCallEnd {
+                status: ToolCallStatus::Failed,
+                output,
+                ..
+            } if show_progress => {
+                let first_line = output.lines().next().unwrap_or_default();
+                eprintln!("larik:   ✗ {first_line}");
+            }
             Event::Notice { message } if format != OutputFormat::StreamJson => {
                 eprintln!("larik: {message}");
             }

@@ -2,6 +2,7 @@
 //! (asking the user when needed), run read-only runs of calls in parallel and the rest in
 //! order, and turn every outcome, including refusals and cancellations, into a tool result.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use futures::future::join_all;
@@ -10,12 +11,12 @@ use larik_protocol::{
     Block, Event, PermissionDecision, PermissionOption, ToolCallStatus, ToolKind,
     transcript::result_text,
 };
-use larik_tools::{CallTarget, Tool, ToolContext, ToolOutput};
+use larik_tools::{CallTarget, PathFilter, Tool, ToolContext, ToolOutput};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::AskPolicy;
-use crate::runner::Runner;
+use crate::runner::{Runner, Shared};
 
 /// One call from the model, with its tool when the name is known.
 struct Call<'a> {
@@ -44,6 +45,10 @@ impl Runner {
             sandbox: Arc::clone(&self.config.sandbox),
             limits: self.config.limits,
             reads: Arc::clone(&self.reads),
+            hidden: Some(Arc::new(DeniedReads {
+                shared: Arc::clone(&self.shared),
+                cwd: self.config.cwd.clone(),
+            })),
         };
         let calls: Vec<Call<'_>> = calls
             .iter()
@@ -286,6 +291,31 @@ impl Runner {
             content: output.content,
             is_error: output.is_error,
         }
+    }
+}
+
+/// Hides from searches what the user's `Read(...)` deny rules keep from the model, as the
+/// rules stand at the moment of the search (an "always reject" applies at once).
+struct DeniedReads {
+    shared: Arc<Shared>,
+    cwd: PathBuf,
+}
+
+impl std::fmt::Debug for DeniedReads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeniedReads")
+            .field("cwd", &self.cwd)
+            .finish()
+    }
+}
+
+impl PathFilter for DeniedReads {
+    fn hides(&self, path: &Path) -> bool {
+        self.shared
+            .policy
+            .lock()
+            .expect("policy lock is never poisoned")
+            .hides_from_reads(path, &self.cwd)
     }
 }
 

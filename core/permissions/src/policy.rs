@@ -1,6 +1,6 @@
 //! The decision procedure: rules first, then the permission mode.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use larik_protocol::{PermissionDecision, PermissionMode};
 use serde::{Deserialize, Serialize};
@@ -98,6 +98,30 @@ impl PermissionPolicy {
             | PermissionDecision::RejectOnce
             | PermissionDecision::Cancelled => Ok(()),
         }
+    }
+
+    /// Whether deny rules hide the absolute `path` from reading, so that searches (grep,
+    /// glob) can skip it: a deny rule matches a `Read` call on it (a bare `Read` deny
+    /// hides everything), or, taking `path` as a directory, one covers all it could hold
+    /// (`Read(secrets/**)` hides the directory `secrets`, so a walker need not descend).
+    /// Ask rules and the mode do not count, nor rules naming other tools.
+    ///
+    /// Nothing here touches the filesystem, so a file named like such a directory (a file
+    /// `secrets` under `Read(secrets/**)`) counts as hidden too.
+    pub fn hides_from_reads(&self, path: &Path, cwd: &Path) -> bool {
+        let query = PermissionQuery {
+            tool: "read",
+            category: ToolCategory::Read,
+            read_only: true,
+            path: Some(path),
+            command: None,
+            cwd,
+        };
+        self.rules.deny.iter().any(|rule| {
+            self.hits(rule, &query, None)
+                || (rule.applies_to(query.tool, query.category)
+                    && rule.covers_contents_of(path, cwd, self.home.as_deref()))
+        })
     }
 
     /// Decides one call: deny rules, then (outside `bypassPermissions`) ask rules, then

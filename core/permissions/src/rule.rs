@@ -10,7 +10,7 @@
 //! need no escape: `Bash(echo (hi))` is the command `echo (hi)`.
 
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use globset::{GlobBuilder, GlobMatcher};
@@ -99,6 +99,20 @@ struct PathPattern {
     text: String,
     base: Base,
     matcher: GlobMatcher,
+    /// The directories whose whole contents the pattern covers without matching them
+    /// themselves: those matching the part before a trailing `/**`.
+    contents_of: ContentsOf,
+}
+
+/// For a pattern `<p>/**`: which directories it empties, beyond those it matches.
+#[derive(Debug, Clone)]
+enum ContentsOf {
+    /// The pattern does not end in `/**`.
+    Nothing,
+    /// The pattern is `**` alone: everything below its base directory.
+    Base,
+    /// Directories matching `<p>`, relative to the base.
+    Matching(GlobMatcher),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -220,19 +234,7 @@ impl Rule {
 
     /// Whether the rule's path pattern matches `path`; false for rules without one.
     pub(crate) fn matches_path(&self, path: &Path, cwd: &Path, home: Option<&Path>) -> bool {
-        let Some(Specifier::Path(pattern)) = &self.specifier else {
-            return false;
-        };
-        let base = match pattern.base {
-            Base::Cwd => normalize(cwd),
-            Base::Home => match home {
-                Some(home) => normalize(home),
-                None => return false,
-            },
-            Base::Root => Path::new("/").to_owned(),
-        };
-        let path = normalize(path);
-        let Ok(relative) = path.strip_prefix(&base) else {
+        let Some((pattern, relative)) = self.relative_path(path, cwd, home) else {
             return false;
         };
         // Gitignore style: a pattern naming a directory covers everything below it.
@@ -240,6 +242,41 @@ impl Rule {
             .ancestors()
             .filter(|ancestor| !ancestor.as_os_str().is_empty())
             .any(|ancestor| pattern.matcher.is_match(ancestor))
+    }
+
+    /// Whether the rule's path pattern covers everything inside the directory `dir`: it
+    /// matches `dir` itself, or it is `<p>/**` and `<p>` matches `dir`.
+    pub(crate) fn covers_contents_of(&self, dir: &Path, cwd: &Path, home: Option<&Path>) -> bool {
+        let Some((pattern, relative)) = self.relative_path(dir, cwd, home) else {
+            return false;
+        };
+        match &pattern.contents_of {
+            ContentsOf::Nothing => false,
+            ContentsOf::Base => relative.as_os_str().is_empty(),
+            ContentsOf::Matching(matcher) => {
+                !relative.as_os_str().is_empty() && matcher.is_match(&relative)
+            }
+        }
+    }
+
+    /// The rule's path pattern and `path` relative to the pattern's base, when the rule has
+    /// a path pattern and `path` lies at or below that base.
+    fn relative_path(
+        &self,
+        path: &Path,
+        cwd: &Path,
+        home: Option<&Path>,
+    ) -> Option<(&PathPattern, PathBuf)> {
+        let Some(Specifier::Path(pattern)) = &self.specifier else {
+            return None;
+        };
+        let base = match pattern.base {
+            Base::Cwd => normalize(cwd),
+            Base::Home => normalize(home?),
+            Base::Root => Path::new("/").to_owned(),
+        };
+        let relative = normalize(path).strip_prefix(&base).ok()?.to_owned();
+        Some((pattern, relative))
     }
 
     /// Whether the rule's command specifier matches one simple command.
@@ -325,7 +362,26 @@ fn parse_path(rule: &str, text: &str) -> Result<PathPattern, RuleError> {
     if !anchored {
         glob.insert_str(0, "**/");
     }
-    let matcher = GlobBuilder::new(&glob)
+    let matcher = compile_glob(rule, &glob)?;
+    let contents_of = if glob == "**" {
+        ContentsOf::Base
+    } else if let Some(dir) = glob.strip_suffix("/**") {
+        // A prefix that is no glob on its own (`a\/**`) just leaves directories to `matcher`.
+        compile_glob(rule, dir).map_or(ContentsOf::Nothing, ContentsOf::Matching)
+    } else {
+        ContentsOf::Nothing
+    };
+    Ok(PathPattern {
+        text: text.to_owned(),
+        base,
+        matcher,
+        contents_of,
+    })
+}
+
+/// A path glob as rules use it: `*` stays within one directory, `\` escapes.
+fn compile_glob(rule: &str, glob: &str) -> Result<GlobMatcher, RuleError> {
+    Ok(GlobBuilder::new(glob)
         .literal_separator(true)
         .backslash_escape(true)
         .build()
@@ -333,12 +389,7 @@ fn parse_path(rule: &str, text: &str) -> Result<PathPattern, RuleError> {
             rule: rule.to_owned(),
             message: err.kind().to_string(),
         })?
-        .compile_matcher();
-    Ok(PathPattern {
-        text: text.to_owned(),
-        base,
-        matcher,
-    })
+        .compile_matcher())
 }
 
 /// The byte index in `body` of the `)` closing a `(` just before it; backslash-escaped

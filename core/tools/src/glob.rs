@@ -3,9 +3,11 @@
 //! The walk skips what `.gitignore`, `.ignore` and hidden-file rules skip, unless the
 //! pattern names a hidden component itself (`.github/**`). Results are relative to the
 //! search root and sorted by modification time, newest first, because recently touched
-//! files are usually the ones the model is after.
+//! files are usually the ones the model is after. Paths the user's permission rules hide
+//! are skipped during the walk, and the output then says some were left out.
 
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use globset::GlobBuilder;
@@ -16,7 +18,8 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::input::{self, str_field};
-use crate::{CallTarget, Tool, ToolContext, ToolOutput, paths};
+use crate::walk::{HIDDEN_NOTE, skip_hidden};
+use crate::{CallTarget, PathFilter, Tool, ToolContext, ToolOutput, paths};
 
 /// Finds files by glob pattern.
 #[derive(Debug, Clone, Copy, Default)]
@@ -95,11 +98,12 @@ impl Tool for GlobTool {
         let (root, pattern) = split_pattern(&parsed.pattern, parsed.path.as_deref(), &ctx.cwd);
         let shown_root = paths::display(&ctx.cwd, &root);
         let cancel = ctx.cancel.clone();
+        let hidden = ctx.hidden.clone();
         input::blocking(move || {
             if parsed.pattern.trim().is_empty() {
                 return ToolOutput::error("pattern is empty; give a glob such as \"**/*.rs\".");
             }
-            find(&root, &shown_root, &pattern, &cancel)
+            find(&root, &shown_root, &pattern, hidden, &cancel)
         })
         .await
     }
@@ -145,9 +149,16 @@ fn split_pattern(pattern: &str, path: Option<&str>, cwd: &Path) -> (PathBuf, Str
     (root, rest.join("/"))
 }
 
-/// The matching files under `root`, newest first; the walk checks `cancel` at every entry,
-/// since a large tree takes long enough for the user to interrupt.
-fn find(root: &Path, shown_root: &str, pattern: &str, cancel: &CancellationToken) -> ToolOutput {
+/// The matching files under `root` that `hidden` does not hide, newest first; the walk
+/// checks `cancel` at every entry, since a large tree takes long enough for the user to
+/// interrupt.
+fn find(
+    root: &Path,
+    shown_root: &str,
+    pattern: &str,
+    hidden: Option<Arc<dyn PathFilter>>,
+    cancel: &CancellationToken,
+) -> ToolOutput {
     if !root.exists() {
         return ToolOutput::error(format!("Directory does not exist: {shown_root}."));
     }
@@ -165,9 +176,8 @@ fn find(root: &Path, shown_root: &str, pattern: &str, cancel: &CancellationToken
         .split('/')
         .any(|part| part.starts_with('.') && part != "." && part != "..");
     let mut walk = WalkBuilder::new(root);
-    walk.require_git(false)
-        .hidden(!wants_hidden)
-        .filter_entry(|entry| entry.file_name() != ".git");
+    walk.require_git(false).hidden(!wants_hidden);
+    let hid_some = skip_hidden(&mut walk, hidden, |entry| entry.file_name() != ".git");
     let mut found: Vec<(SystemTime, String)> = Vec::new();
     for entry in walk.build() {
         if cancel.is_cancelled() {
@@ -191,8 +201,16 @@ fn find(root: &Path, shown_root: &str, pattern: &str, cancel: &CancellationToken
             .unwrap_or(SystemTime::UNIX_EPOCH);
         found.push((modified, relative.display().to_string()));
     }
+    let note = if hid_some.get() {
+        format!("{HIDDEN_NOTE}\n")
+    } else {
+        String::new()
+    };
     if found.is_empty() {
-        return ToolOutput::text("No files found");
+        if note.is_empty() {
+            return ToolOutput::text("No files found");
+        }
+        return ToolOutput::text(format!("No files found\n{note}"));
     }
     found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     let total = found.len();
@@ -206,6 +224,7 @@ fn find(root: &Path, shown_root: &str, pattern: &str, cancel: &CancellationToken
             "(Showing the {MAX_RESULTS} most recently modified of {total} matches; use a narrower pattern or path.)\n"
         ));
     }
+    text.push_str(&note);
     ToolOutput::text(text)
 }
 
@@ -250,10 +269,10 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("a.rs"), "x").expect("write");
         let cancel = CancellationToken::new();
-        let found = find(dir.path(), ".", "*.rs", &cancel);
+        let found = find(dir.path(), ".", "*.rs", None, &cancel);
         assert!(!found.is_error, "{found:?}");
         cancel.cancel();
-        let stopped = find(dir.path(), ".", "*.rs", &cancel);
+        let stopped = find(dir.path(), ".", "*.rs", None, &cancel);
         assert_eq!(stopped, ToolOutput::error("Search cancelled."));
     }
 }

@@ -5,9 +5,11 @@
 //! searched in path order, which keeps results stable from one call to the next; the
 //! default files_with_matches mode lists them newest first, as recently touched files are
 //! usually the ones wanted. Results stop at the output limit rather than being gathered
-//! whole and cut afterwards.
+//! whole and cut afterwards. Paths the user's permission rules hide are skipped during the
+//! walk, and the output then says some were left out.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use grep_regex::RegexMatcherBuilder;
@@ -22,7 +24,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::input::{self, str_field};
 use crate::output::{cut_line, truncate_middle};
-use crate::{CallTarget, Tool, ToolContext, ToolOutput, paths};
+use crate::walk::{HIDDEN_NOTE, skip_hidden};
+use crate::{CallTarget, PathFilter, Tool, ToolContext, ToolOutput, paths};
 
 /// Searches file contents with a regular expression.
 #[derive(Debug, Clone, Copy, Default)]
@@ -138,7 +141,8 @@ impl Tool for GrepTool {
         let cwd = ctx.cwd.clone();
         let cancel = ctx.cancel.clone();
         let max_chars = ctx.limits.output_chars;
-        input::blocking(move || search(&input, &cwd, &cancel, max_chars)).await
+        let hidden = ctx.hidden.clone();
+        input::blocking(move || search(&input, &cwd, hidden, &cancel, max_chars)).await
     }
 }
 
@@ -158,6 +162,7 @@ fn cancelled() -> ToolOutput {
 fn search(
     input: &GrepInput,
     cwd: &Path,
+    hidden: Option<Arc<dyn PathFilter>>,
     cancel: &CancellationToken,
     max_chars: usize,
 ) -> ToolOutput {
@@ -166,8 +171,8 @@ fn search(
     if !root.exists() {
         return ToolOutput::error(format!("Path does not exist: {shown_root}."));
     }
-    let files = match files_to_search(input, &root, cancel) {
-        Ok(files) => files,
+    let (files, hid_some) = match files_to_search(input, &root, hidden, cancel) {
+        Ok(found) => found,
         Err(error) => return error,
     };
     let matcher = match RegexMatcherBuilder::new()
@@ -218,6 +223,7 @@ fn search(
         total: 0,
         limit_hit: false,
         cut: false,
+        hid_some,
     };
     // files_with_matches lists newest first, which needs every matching file first;
     // a path and a time per file is little memory.
@@ -315,15 +321,18 @@ fn split_globs(text: &str) -> Vec<String> {
     globs
 }
 
-/// The files under `root` that pass the ignore rules, `glob` and `type`, sorted by path.
-/// The walk checks `cancel` at every entry, since a large tree takes a while.
+/// The files under `root` that pass the ignore rules, `glob` and `type` and that `hidden`
+/// does not hide, sorted by path, and whether `hidden` hid anything. The walk checks
+/// `cancel` at every entry, since a large tree takes a while.
 fn files_to_search(
     input: &GrepInput,
     root: &Path,
+    hidden: Option<Arc<dyn PathFilter>>,
     cancel: &CancellationToken,
-) -> Result<Vec<PathBuf>, ToolOutput> {
+) -> Result<(Vec<PathBuf>, bool), ToolOutput> {
     let mut walk = WalkBuilder::new(root);
     walk.require_git(false);
+    let hid_some = skip_hidden(&mut walk, hidden, |_| true);
     if let Some(glob) = input.glob.as_deref().filter(|glob| !glob.trim().is_empty()) {
         let mut overrides = OverrideBuilder::new(root);
         for pattern in split_globs(glob) {
@@ -358,7 +367,7 @@ fn files_to_search(
         }
     }
     files.sort();
-    Ok(files)
+    Ok((files, hid_some.get()))
 }
 
 /// Results gathered across files, bounded by `head_limit` and by the output limit: once
@@ -379,6 +388,8 @@ struct Collector {
     total: usize,
     limit_hit: bool,
     cut: bool,
+    /// Whether the walk skipped paths the permission rules hide.
+    hid_some: bool,
 }
 
 impl Collector {
@@ -456,6 +467,9 @@ impl Collector {
 
     fn finish(self) -> ToolOutput {
         if self.entries.is_empty() {
+            if self.hid_some {
+                return ToolOutput::text(format!("No matches found\n{HIDDEN_NOTE}\n"));
+            }
             return ToolOutput::text("No matches found");
         }
         let mut text = String::new();
@@ -482,6 +496,10 @@ impl Collector {
                 "(Output cut to stay within {} characters; more results exist. Narrow the search with path, glob, type or a more specific pattern, or use count mode.)\n",
                 self.max_chars
             ));
+        }
+        if self.hid_some {
+            text.push_str(HIDDEN_NOTE);
+            text.push('\n');
         }
         ToolOutput::text(text)
     }
@@ -596,10 +614,11 @@ mod tests {
         std::fs::write(dir.path().join("a.txt"), "x").expect("write");
         let input: GrepInput = serde_json::from_value(json!({"pattern": "x"})).expect("input");
         let cancel = CancellationToken::new();
-        let files = files_to_search(&input, dir.path(), &cancel).expect("a list");
+        let (files, hid_some) = files_to_search(&input, dir.path(), None, &cancel).expect("a list");
         assert_eq!(files, [dir.path().join("a.txt")]);
+        assert!(!hid_some);
         cancel.cancel();
-        let stopped = files_to_search(&input, dir.path(), &cancel).expect_err("cancelled");
+        let stopped = files_to_search(&input, dir.path(), None, &cancel).expect_err("cancelled");
         assert_eq!(stopped, cancelled());
     }
 }

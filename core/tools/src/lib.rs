@@ -5,7 +5,9 @@
 //! model reads. Tools that change files report each change ([`FileChange`]) so the agent
 //! can show a diff, and can preview it before the permission step. Commands are started only
 //! through [`larik_sandbox::Sandbox`]. Existing files change only after the model has
-//! read them, as the [`ReadTracker`] in the context records.
+//! read them, as the [`ReadTracker`] in the context records. Searches skip the paths the
+//! context's [`PathFilter`] hides, so a deny rule cannot be sidestepped by searching a
+//! parent directory.
 
 mod bash;
 mod change;
@@ -18,10 +20,11 @@ mod output;
 mod paths;
 mod read;
 mod tracker;
+mod walk;
 mod write;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use larik_protocol::{FileChange, FileLocation, ResultPart, ToolKind};
@@ -79,6 +82,18 @@ pub struct ToolContext {
     pub limits: ToolLimits,
     /// The files this agent has read; one tracker per agent, shared by all its calls.
     pub reads: Arc<ReadTracker>,
+    /// Paths the user's permission rules keep from the model; `None` hides nothing.
+    /// `grep` and `glob` skip what it hides (never entering a hidden directory) and say
+    /// that something was left out, without naming it. A call's own target is checked
+    /// by the permission step before the call runs, not here.
+    pub hidden: Option<Arc<dyn PathFilter>>,
+}
+
+/// Decides which files and directories a search must not show the model, e.g. those a
+/// `Read(secrets/**)` deny rule covers.
+pub trait PathFilter: Send + Sync + std::fmt::Debug {
+    /// Whether the model may not see this file or directory (absolute path).
+    fn hides(&self, path: &Path) -> bool;
 }
 
 /// What a tool returns to the model.

@@ -3,7 +3,10 @@
 use larik_tools::{CallTarget, GlobTool, Tool};
 use serde_json::json;
 
-use crate::{cancel_during_walk, context, fails, many_files, ok, put, touch};
+use crate::{
+    HIDDEN_NOTE, HideUnder, cancel_during_walk, context, context_hiding, fails, many_files, ok,
+    put, touch,
+};
 
 #[tokio::test]
 async fn results_are_newest_first_with_ties_by_path() {
@@ -135,4 +138,53 @@ async fn cancelling_during_the_walk_stops_it() {
     cancel_during_walk(dir.path(), ctx.cancel.clone());
     let message = fails(&GlobTool, &ctx, json!({"pattern": "**/*.txt"})).await;
     assert_eq!(message, "Search cancelled.");
+}
+
+#[tokio::test]
+async fn files_a_permission_rule_hides_are_not_listed_and_a_note_says_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (path, time) in [
+        ("src/a.rs", 100),
+        ("secrets/key.rs", 200),
+        ("secrets/deep/token.rs", 300),
+        ("secrets.rs", 400),
+    ] {
+        put(dir.path(), path, "x");
+        touch(dir.path(), path, time);
+    }
+    let text = ok(
+        &GlobTool,
+        &context(dir.path()),
+        json!({"pattern": "**/*.rs"}),
+    )
+    .await;
+    assert_eq!(
+        text,
+        "secrets.rs\nsecrets/deep/token.rs\nsecrets/key.rs\nsrc/a.rs\n"
+    );
+
+    let filter = HideUnder::new(dir.path().join("secrets"));
+    let ctx = context_hiding(dir.path(), filter.clone());
+    let text = ok(&GlobTool, &ctx, json!({"pattern": "**/*.rs"})).await;
+    assert_eq!(text, format!("secrets.rs\nsrc/a.rs\n{HIDDEN_NOTE}"));
+    let text = ok(&GlobTool, &ctx, json!({"pattern": "secrets/**/*"})).await;
+    assert_eq!(text, format!("No files found\n{HIDDEN_NOTE}"));
+
+    // The hidden directory was asked about but never entered; every path was absolute.
+    let asked = filter.asked();
+    assert!(asked.contains(&dir.path().join("secrets")), "{asked:?}");
+    assert!(asked.iter().all(|path| path.is_absolute()), "{asked:?}");
+    assert!(
+        !asked
+            .iter()
+            .any(|path| path.starts_with(dir.path().join("secrets"))
+                && path.as_path() != dir.path().join("secrets")),
+        "{asked:?}"
+    );
+
+    // A walk that never meets the hidden directory adds no note.
+    let text = ok(&GlobTool, &ctx, json!({"pattern": "*.rs", "path": "src"})).await;
+    assert_eq!(text, "a.rs\n");
+    let text = ok(&GlobTool, &ctx, json!({"pattern": "*.zig", "path": "src"})).await;
+    assert_eq!(text, "No files found");
 }

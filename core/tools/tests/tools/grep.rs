@@ -5,7 +5,10 @@ use std::path::Path;
 use larik_tools::{CallTarget, GrepTool, Tool, ToolLimits};
 use serde_json::json;
 
-use crate::{cancel_during_walk, context, context_with, fails, many_files, ok, put, touch};
+use crate::{
+    HIDDEN_NOTE, HideUnder, cancel_during_walk, context, context_hiding, context_with, fails,
+    many_files, ok, put, touch,
+};
 
 /// A small project: two sources, an ignored directory, a hidden directory and a README.
 fn project(dir: &Path) {
@@ -346,4 +349,101 @@ async fn cancelling_during_the_walk_stops_the_search() {
     cancel_during_walk(dir.path(), ctx.cancel.clone());
     let message = fails(&GrepTool, &ctx, json!({"pattern": "needle"})).await;
     assert_eq!(message, "Search cancelled.");
+}
+
+/// The small project plus a `secrets/` directory (with a nested one) whose files match
+/// too, and a `secrets.txt` beside it that a filter on `secrets/` must not hide.
+fn project_with_secrets(dir: &Path) {
+    project(dir);
+    put(dir, "secrets/key.txt", "fn main uses the key\n");
+    put(dir, "secrets/deep/token.rs", "fn main() { token() }\n");
+    put(dir, "secrets.txt", "no match here\n");
+}
+
+#[tokio::test]
+async fn files_a_permission_rule_hides_are_not_searched_and_a_note_says_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    project_with_secrets(dir.path());
+    // Without a filter the secrets match, so their absence below is the filter's doing.
+    let text = ok(
+        &GrepTool,
+        &context(dir.path()),
+        json!({"pattern": "fn main"}),
+    )
+    .await;
+    assert!(text.contains("secrets/key.txt"), "{text}");
+
+    let ctx = context_hiding(dir.path(), HideUnder::new(dir.path().join("secrets")));
+    let text = ok(&GrepTool, &ctx, json!({"pattern": "fn main"})).await;
+    assert_eq!(
+        text,
+        format!("Found 3 files\nREADME.md\nsrc/lib.rs\nsrc/main.rs\n{HIDDEN_NOTE}")
+    );
+    let text = ok(
+        &GrepTool,
+        &ctx,
+        json!({"pattern": "fn main", "output_mode": "content"}),
+    )
+    .await;
+    assert_eq!(
+        text,
+        format!(
+            "README.md:1:Run `fn main` to start.\nsrc/lib.rs:2:// call fn main from here\nsrc/main.rs:1:fn main() {{\n{HIDDEN_NOTE}"
+        )
+    );
+    let text = ok(
+        &GrepTool,
+        &ctx,
+        json!({"pattern": "fn main", "output_mode": "count"}),
+    )
+    .await;
+    assert!(!text.contains("secrets"), "{text}");
+    assert!(text.ends_with(HIDDEN_NOTE), "{text}");
+    let text = ok(&GrepTool, &ctx, json!({"pattern": "uses the key"})).await;
+    assert_eq!(text, format!("No matches found\n{HIDDEN_NOTE}"));
+}
+
+#[tokio::test]
+async fn a_hidden_directory_is_not_entered() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    project_with_secrets(dir.path());
+    let filter = HideUnder::new(dir.path().join("secrets"));
+    let ctx = context_hiding(dir.path(), filter.clone());
+    ok(&GrepTool, &ctx, json!({"pattern": "fn main"})).await;
+    let asked = filter.asked();
+    assert!(asked.iter().all(|path| path.is_absolute()), "{asked:?}");
+    assert!(asked.contains(&dir.path().join("secrets")), "{asked:?}");
+    assert!(asked.contains(&dir.path().join("src/main.rs")), "{asked:?}");
+    let inside: Vec<_> = asked
+        .iter()
+        .filter(|path| {
+            path.starts_with(dir.path().join("secrets/"))
+                && path.as_path() != dir.path().join("secrets")
+        })
+        .collect();
+    assert!(
+        inside.is_empty(),
+        "walked into a hidden directory: {inside:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_note_appears_only_when_something_was_hidden() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    project_with_secrets(dir.path());
+    let ctx = context_hiding(dir.path(), HideUnder::new(dir.path().join("secrets")));
+    // Searching beside the hidden directory hides nothing.
+    let text = ok(
+        &GrepTool,
+        &ctx,
+        json!({"pattern": "fn main", "path": "src"}),
+    )
+    .await;
+    assert_eq!(text, "Found 2 files\nsrc/lib.rs\nsrc/main.rs\n");
+    let text = ok(&GrepTool, &ctx, json!({"pattern": "absent", "path": "src"})).await;
+    assert_eq!(text, "No matches found");
+    // A filter that hides nothing under the root adds no note either.
+    let ctx = context_hiding(dir.path(), HideUnder::new(dir.path().join("elsewhere")));
+    let text = ok(&GrepTool, &ctx, json!({"pattern": "no match here"})).await;
+    assert_eq!(text, "Found 1 file\nsecrets.txt\n");
 }

@@ -10,13 +10,13 @@ mod registry;
 mod write;
 
 use std::fs::File;
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use larik_protocol::transcript::result_text;
 use larik_sandbox::Sandbox;
-use larik_tools::{ReadTool, ReadTracker, Tool, ToolContext, ToolLimits, ToolOutput};
+use larik_tools::{PathFilter, ReadTool, ReadTracker, Tool, ToolContext, ToolLimits, ToolOutput};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -33,8 +33,53 @@ pub fn context_with(dir: &Path, limits: ToolLimits) -> ToolContext {
         sandbox: Arc::new(Sandbox::unconfined(dir)),
         limits,
         reads: Arc::new(ReadTracker::default()),
+        hidden: None,
     }
 }
+
+/// A permission filter hiding `dir` and everything beneath it, as a `Read(secrets/**)`
+/// deny rule would; it records every path it is asked about.
+#[derive(Debug)]
+pub struct HideUnder {
+    dir: PathBuf,
+    asked: Mutex<Vec<PathBuf>>,
+}
+
+impl HideUnder {
+    /// A filter hiding `dir` (absolute).
+    pub fn new(dir: PathBuf) -> Arc<Self> {
+        Arc::new(HideUnder {
+            dir,
+            asked: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Every path asked about so far, in order.
+    pub fn asked(&self) -> Vec<PathBuf> {
+        self.asked.lock().expect("filter lock").clone()
+    }
+}
+
+impl PathFilter for HideUnder {
+    fn hides(&self, path: &Path) -> bool {
+        self.asked
+            .lock()
+            .expect("filter lock")
+            .push(path.to_path_buf());
+        path.starts_with(&self.dir)
+    }
+}
+
+/// A context rooted at `dir` whose searches skip what `filter` hides.
+pub fn context_hiding(dir: &Path, filter: Arc<HideUnder>) -> ToolContext {
+    ToolContext {
+        hidden: Some(filter),
+        ..context(dir)
+    }
+}
+
+/// The note a search ends with when it skipped hidden paths.
+pub const HIDDEN_NOTE: &str = "(Some paths were left out by the user's permission rules.)\n";
 
 /// Reads `path` with the read tool, as the model must before changing an existing file.
 pub async fn read_first(ctx: &ToolContext, path: &str) {
