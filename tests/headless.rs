@@ -65,6 +65,20 @@ impl Harness {
         output
     }
 
+    /// Runs the three-step scenario with the given output format.
+    async fn three_steps(&self, format: &str) -> Output {
+        enqueue_three_steps(&self.server);
+        self.run(&[
+            "-p",
+            "look around",
+            "--output-format",
+            format,
+            "--allowedTools",
+            "Bash(echo:*)",
+        ])
+        .await
+    }
+
     fn sessions_dir(&self) -> PathBuf {
         let root = self.data.path().join("share/larik/sessions");
         let mut dirs: Vec<_> = std::fs::read_dir(&root)
@@ -162,17 +176,7 @@ async fn three_step_scenario_reads_runs_and_answers() {
 #[tokio::test(flavor = "multi_thread")]
 async fn json_output_ends_with_a_claude_code_shaped_result() {
     let harness = Harness::new().await;
-    enqueue_three_steps(&harness.server);
-    let output = harness
-        .run(&[
-            "-p",
-            "look around",
-            "--output-format",
-            "json",
-            "--allowedTools",
-            "Bash(echo:*)",
-        ])
-        .await;
+    let output = harness.three_steps("json").await;
     assert!(output.status.success(), "stderr: {}", stderr(&output));
     assert_eq!(stdout(&output).lines().count(), 1, "json prints one object");
     let result = last_json_line(&output);
@@ -193,17 +197,7 @@ async fn json_output_ends_with_a_claude_code_shaped_result() {
 #[tokio::test(flavor = "multi_thread")]
 async fn stream_json_prints_every_event_then_the_result() {
     let harness = Harness::new().await;
-    enqueue_three_steps(&harness.server);
-    let output = harness
-        .run(&[
-            "-p",
-            "look around",
-            "--output-format",
-            "stream-json",
-            "--allowedTools",
-            "Bash(echo:*)",
-        ])
-        .await;
+    let output = harness.three_steps("stream-json").await;
     assert!(output.status.success(), "stderr: {}", stderr(&output));
     let lines: Vec<Value> = stdout(&output)
         .lines()
@@ -736,17 +730,7 @@ async fn bad_arguments_are_clear_errors() {
 #[tokio::test(flavor = "multi_thread")]
 async fn stream_json_events_keep_their_shape() {
     let harness = Harness::new().await;
-    enqueue_three_steps(&harness.server);
-    let output = harness
-        .run(&[
-            "-p",
-            "look around",
-            "--output-format",
-            "stream-json",
-            "--allowedTools",
-            "Bash(echo:*)",
-        ])
-        .await;
+    let output = harness.three_steps("stream-json").await;
     assert!(output.status.success(), "stderr: {}", stderr(&output));
     let cwd = harness.cwd().display().to_string();
     let data = harness.data.path().display().to_string();

@@ -114,6 +114,20 @@ impl Scenario {
         }
     }
 
+    /// Events up to the next permission request.
+    async fn asked(&mut self) -> Vec<Event> {
+        self.until(|event| matches!(event, Event::PermissionRequest { .. }))
+            .await
+    }
+
+    /// Answers the permission request among `events`.
+    fn reply(&self, events: &[Event], decision: PermissionDecision) {
+        self.send(Op::PermissionReply {
+            request_id: permission_request(events).expect("a permission request"),
+            decision,
+        });
+    }
+
     async fn turn_complete(&mut self) -> (Vec<Event>, StopReason) {
         let events = self
             .until(|event| matches!(event, Event::TurnComplete { .. }))
@@ -172,9 +186,7 @@ async fn asking_allow_once_runs_the_call_and_asks_again_next_time() {
     s.server.enqueue(turn().text("written"));
     s.send(Op::user_text("write it"));
 
-    let events = s
-        .until(|e| matches!(e, Event::PermissionRequest { .. }))
-        .await;
+    let events = s.asked().await;
     assert!(
         events
             .iter()
@@ -191,9 +203,7 @@ async fn asking_allow_once_runs_the_call_and_asks_again_next_time() {
         request_id,
         decision: PermissionDecision::AllowOnce,
     });
-    let events = s
-        .until(|e| matches!(e, Event::PermissionRequest { .. }))
-        .await;
+    let events = s.asked().await;
     assert!(
         events
             .iter()
@@ -225,9 +235,7 @@ async fn allow_always_adds_a_session_rule_and_reject_reaches_the_model() {
     s.server.enqueue(turn().text("ok"));
     s.send(Op::user_text("run"));
 
-    let events = s
-        .until(|e| matches!(e, Event::PermissionRequest { .. }))
-        .await;
+    let events = s.asked().await;
     let Some(Event::PermissionRequest { options, .. }) = events.last() else {
         unreachable!()
     };
@@ -237,25 +245,12 @@ async fn allow_always_adds_a_session_rule_and_reject_reaches_the_model() {
         "{:?}",
         options[1]
     );
-    s.send(Op::PermissionReply {
-        request_id: permission_request(&events).expect("asked"),
-        decision: PermissionDecision::AllowAlways,
-    });
+    s.reply(&events, PermissionDecision::AllowAlways);
     // `echo second` is not covered by `Bash(echo first:*)`, so it is asked; reject it always.
-    let events = s
-        .until(|e| matches!(e, Event::PermissionRequest { .. }))
-        .await;
-    s.send(Op::PermissionReply {
-        request_id: permission_request(&events).expect("asked"),
-        decision: PermissionDecision::RejectOnce,
-    });
-    let events = s
-        .until(|e| matches!(e, Event::PermissionRequest { .. }))
-        .await;
-    s.send(Op::PermissionReply {
-        request_id: permission_request(&events).expect("asked"),
-        decision: PermissionDecision::RejectAlways,
-    });
+    let events = s.asked().await;
+    s.reply(&events, PermissionDecision::RejectOnce);
+    let events = s.asked().await;
+    s.reply(&events, PermissionDecision::RejectAlways);
     let (_, stop) = s.turn_complete().await;
     assert_eq!(stop, StopReason::EndTurn);
     assert!(!s.path("never.txt").exists());
@@ -301,16 +296,11 @@ async fn a_mode_change_mid_turn_applies_to_the_next_call() {
     ));
     s.server.enqueue(turn().text("ok"));
     s.send(Op::user_text("go"));
-    let events = s
-        .until(|e| matches!(e, Event::PermissionRequest { .. }))
-        .await;
+    let events = s.asked().await;
     s.send(Op::SetMode {
         mode: PermissionMode::Plan,
     });
-    s.send(Op::PermissionReply {
-        request_id: permission_request(&events).expect("asked"),
-        decision: PermissionDecision::AllowOnce,
-    });
+    s.reply(&events, PermissionDecision::AllowOnce);
     let (events, _) = s.turn_complete().await;
     assert!(events.iter().any(|e| matches!(
         e,
@@ -395,8 +385,7 @@ async fn interrupt_while_asking_answers_the_question_cancelled() {
     s.server
         .enqueue(turn().tool_call("b1", "bash", json!({ "command": "echo x" })));
     s.send(Op::user_text("go"));
-    s.until(|e| matches!(e, Event::PermissionRequest { .. }))
-        .await;
+    s.asked().await;
     s.send(Op::Interrupt);
     let (_, stop) = s.turn_complete().await;
     assert_eq!(stop, StopReason::Cancelled);
@@ -636,9 +625,7 @@ async fn accept_edits_applies_multi_edit_with_a_diff_and_ask_rules_still_ask() {
     s.server.enqueue(turn().text("edited"));
     s.send(Op::user_text("edit both"));
 
-    let events = s
-        .until(|e| matches!(e, Event::PermissionRequest { .. }))
-        .await;
+    let events = s.asked().await;
     let diff = events
         .iter()
         .find_map(|e| match e {
@@ -656,10 +643,7 @@ async fn accept_edits_applies_multi_edit_with_a_diff_and_ask_rules_still_ask() {
         unreachable!()
     };
     assert_eq!(call_id, "e1", "the ask rule made the secret edit ask");
-    s.send(Op::PermissionReply {
-        request_id: permission_request(&events).expect("asked"),
-        decision: PermissionDecision::RejectOnce,
-    });
+    s.reply(&events, PermissionDecision::RejectOnce);
     let (_, stop) = s.turn_complete().await;
     assert_eq!(stop, StopReason::EndTurn);
     assert_eq!(
@@ -728,8 +712,7 @@ async fn shutdown_while_a_permission_question_waits_stops_the_agent() {
     s.server
         .enqueue(turn().tool_call("b1", "bash", json!({ "command": "echo x" })));
     s.send(Op::user_text("go"));
-    s.until(|e| matches!(e, Event::PermissionRequest { .. }))
-        .await;
+    s.asked().await;
     s.send(Op::Shutdown);
     let (_, stop) = s.turn_complete().await;
     assert_eq!(stop, StopReason::Cancelled);

@@ -2,75 +2,28 @@
 //! thinking, error mapping and retries, all over real HTTP on loopback.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use futures::StreamExt;
 use larik_protocol::{Block, Message, ResultPart, Role};
 use larik_providers::{
-    Endpoint, ModelClient, ModelRequest, ModelResponse, ModelStop, ProviderError, ReasoningEffort,
-    ResponseStream, RetryPolicy, StreamEvent, ToolSpec, connect, stream_with_retry,
+    Endpoint, ModelClient, ModelRequest, ModelStop, ProviderError, ReasoningEffort, StreamEvent,
+    connect, stream_with_retry,
 };
 use larik_testkit::{FakeModelServer, Reply, error_status, turn};
 use serde_json::{Value, json};
 
 const MODEL: &str = "anthropic/claude-sonnet-4-5";
 
-type Items = Vec<Result<StreamEvent, ProviderError>>;
+#[path = "support/common.rs"]
+mod common;
+
+use common::{collect, completed, quick_retries, text_of};
 
 fn client(server: &FakeModelServer) -> Arc<dyn ModelClient> {
-    connect(
-        MODEL,
-        &Endpoint {
-            api_key: Some("test-key".into()),
-            base_url: Some(server.anthropic_base_url()),
-        },
-    )
-    .expect("a valid endpoint")
+    common::client_at(MODEL, "test-key", server.anthropic_base_url())
 }
 
 fn request(messages: Vec<Message>) -> Arc<ModelRequest> {
-    Arc::new(ModelRequest {
-        system: "You are a test.".into(),
-        messages,
-        tools: vec![ToolSpec {
-            name: "read".into(),
-            description: "Read a file".into(),
-            input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
-        }],
-        max_output_tokens: 16_000,
-        reasoning: Some(ReasoningEffort::Medium),
-    })
-}
-
-fn quick_retries(max_attempts: u32) -> RetryPolicy {
-    RetryPolicy {
-        max_attempts,
-        base_delay: Duration::from_millis(1),
-        max_delay: Duration::from_millis(5),
-    }
-}
-
-async fn collect(stream: ResponseStream) -> Items {
-    tokio::time::timeout(Duration::from_secs(30), stream.collect::<Items>())
-        .await
-        .expect("the stream ends")
-}
-
-fn completed(items: &Items) -> &ModelResponse {
-    match items.last() {
-        Some(Ok(StreamEvent::Completed(response))) => response,
-        other => panic!("expected Completed last, got {other:?}"),
-    }
-}
-
-fn text_of(items: &Items) -> String {
-    items
-        .iter()
-        .filter_map(|item| match item {
-            Ok(StreamEvent::TextDelta(text)) => Some(text.as_str()),
-            _ => None,
-        })
-        .collect()
+    common::request_with(messages, 16_000, ReasoningEffort::Medium)
 }
 
 #[tokio::test]
@@ -251,12 +204,12 @@ async fn a_cut_stream_is_retried_after_its_deltas() {
         .iter()
         .position(|item| matches!(item, Ok(StreamEvent::Retrying { .. })))
         .expect("a Retrying event");
-    assert_eq!(text_of(&items[..retry_at].to_vec()), "partial answer");
+    assert_eq!(text_of(&items[..retry_at]), "partial answer");
     match &items[retry_at] {
         Ok(StreamEvent::Retrying { reason, .. }) => assert!(reason.contains("cut"), "{reason}"),
         other => panic!("{other:?}"),
     }
-    assert_eq!(text_of(&items[retry_at..].to_vec()), "whole answer");
+    assert_eq!(text_of(&items[retry_at..]), "whole answer");
     assert_eq!(
         completed(&items).content,
         vec![Block::Text {
