@@ -772,3 +772,38 @@ async fn read_deny_rules_hide_files_from_searches() {
     );
     assert!(result.contains("left out by the user's permission rules"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn background_jobs_do_not_outlive_the_run() {
+    let harness = Harness::new().await;
+    // The job writes its pid, then would touch a file after 30 s if it were still alive.
+    harness.server.enqueue(turn().tool_call(
+        "bg",
+        "bash",
+        json!({ "command": "sh -c 'echo $$ > job.pid; exec sleep 30' > /dev/null 2>&1 &" }),
+    ));
+    harness.server.enqueue(turn().text("started"));
+    let output = harness
+        .run(&[
+            "-p",
+            "start a job",
+            "--permission-mode",
+            "bypassPermissions",
+        ])
+        .await;
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    let pid: i32 = std::fs::read_to_string(harness.cwd().join("job.pid"))
+        .expect("the job ran")
+        .trim()
+        .parse()
+        .expect("a pid");
+    // SIGKILL from larik lands before it exits; the job may linger only as a zombie.
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat
+        .rsplit_once(") ")
+        .and_then(|(_, rest)| rest.chars().next());
+    assert!(
+        matches!(state, None | Some('Z') | Some('X')),
+        "the background job is gone: {stat}"
+    );
+}

@@ -82,6 +82,7 @@ pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
             _ = sigint.recv() => {
                 if interrupted {
                     // A second Ctrl-C: stop waiting for a clean finish.
+                    larik_sandbox::kill_started_groups();
                     return Ok(ExitCode::from(EXIT_INTERRUPTED));
                 }
                 interrupted = true;
@@ -140,6 +141,8 @@ pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
         }
     }
     let _ = agent.task.await;
+    // Background jobs the model started do not outlive the run.
+    larik_sandbox::kill_started_groups();
 
     let Some((stop_reason, num_requests, last_message, usage)) = outcome else {
         bail!("the agent stopped before the turn finished");

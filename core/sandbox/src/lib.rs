@@ -6,7 +6,9 @@
 //! changing. [`Sandbox::is_enforcing`] tells the permission step whether a command may run
 //! without asking.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use tokio::process::Command;
 
@@ -102,6 +104,84 @@ pub fn kill_process_group(pid: u32) {
     }
 }
 
+/// Process groups started by this Larik process. A command may leave background jobs in
+/// its group after it returns; they are killed when Larik exits.
+static STARTED_GROUPS: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
+
+/// Remembers the group led by `pid` (a command just started through this crate), so
+/// [`kill_started_groups`] can stop what is left of it when Larik exits.
+pub fn note_started_group(pid: u32) {
+    STARTED_GROUPS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .insert(pid);
+}
+
+/// Kills what is left of every group noted by [`note_started_group`], so no background
+/// job outlives the Larik process that started it. Called on the way out.
+///
+/// A group id is a process id and can be reused once the whole group has exited, so a
+/// group is only signalled while a live member shares this process's session: commands
+/// started here stay in Larik's session, unrelated processes almost never do.
+pub fn kill_started_groups() {
+    let groups = std::mem::take(
+        &mut *STARTED_GROUPS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
+    if groups.is_empty() {
+        return;
+    }
+    let Some(own_session) = std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|stat| parse_stat(&stat))
+        .map(|fields| fields.session)
+    else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    let mut live: BTreeSet<u32> = BTreeSet::new();
+    for entry in entries.flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        if let Some(fields) = parse_stat(&stat)
+            && fields.state != 'Z'
+            && fields.session == own_session
+            && groups.contains(&fields.group)
+        {
+            live.insert(fields.group);
+        }
+    }
+    for group in live {
+        kill_process_group(group);
+    }
+}
+
+/// The fields of `/proc/<pid>/stat` this crate needs.
+struct StatFields {
+    state: char,
+    group: u32,
+    session: u32,
+}
+
+fn parse_stat(stat: &str) -> Option<StatFields> {
+    // The command name is in parentheses and may contain spaces; the fields follow it.
+    let (_, rest) = stat.rsplit_once(") ")?;
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let _parent = fields.next()?;
+    let group = fields.next()?.parse().ok()?;
+    let session = fields.next()?.parse().ok()?;
+    Some(StatFields {
+        state,
+        group,
+        session,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,7 +206,7 @@ mod tests {
                 std::time::Instant::now() < deadline,
                 "a process of the group survived"
             );
-            tokio::task::yield_now().await;
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
     }
 
@@ -138,14 +218,36 @@ mod tests {
         entries
             .flatten()
             .filter_map(|entry| std::fs::read_to_string(entry.path().join("stat")).ok())
-            .filter(|stat| {
-                // Fields after the parenthesised command: state ppid pgrp ...
-                let Some((_, rest)) = stat.rsplit_once(") ") else {
-                    return false;
-                };
-                let fields: Vec<&str> = rest.split_whitespace().collect();
-                fields.len() > 2 && fields[0] != "Z" && fields[2] == pgid.to_string()
-            })
+            .filter_map(|stat| parse_stat(&stat))
+            .filter(|fields| fields.state != 'Z' && fields.group == pgid)
             .count()
+    }
+
+    #[tokio::test]
+    async fn started_groups_are_killed_on_the_way_out() {
+        let dir = std::env::temp_dir();
+        let sandbox = Sandbox::unconfined(&dir);
+        let mut child = sandbox
+            .shell_command("sleep 30 >/dev/null 2>&1 &", &dir)
+            .spawn()
+            .expect("spawn bash");
+        let pid = child.id().expect("running child has a pid");
+        note_started_group(pid);
+        let status = child.wait().await.expect("wait");
+        assert!(status.success(), "the shell returned at once");
+        assert_eq!(
+            live_members_of_group(pid),
+            1,
+            "the background sleep lives on"
+        );
+        kill_started_groups();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while live_members_of_group(pid) > 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the background job survived"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
     }
 }

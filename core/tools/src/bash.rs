@@ -156,6 +156,9 @@ async fn run_command(command_line: &str, timeout_ms: u64, ctx: &ToolContext) -> 
         Err(error) => return ToolOutput::error(format!("Could not start the command: {error}")),
     };
     let pid = child.id();
+    if let Some(pid) = pid {
+        larik_sandbox::note_started_group(pid);
+    }
     let kill_group = || {
         if let Some(pid) = pid {
             larik_sandbox::kill_process_group(pid);
