@@ -60,8 +60,8 @@ impl Tool for BashTool {
         "Runs a command with bash and returns its output (standard output and standard error \
          interleaved) and exit code. Every call starts in the project directory: a `cd` does \
          not carry over to the next call, so chain commands (`cd sub && make`) or use paths. \
-         Background processes (`cmd &`) are not killed when the command returns: they keep \
-         running, so redirect their output and note their PID to stop them later \
+         Background processes (`cmd &`) keep running after the command returns, until Larik \
+         exits; redirect their output and note their PID to stop them earlier \
          (`cmd > log 2>&1 & echo $!`). Output past the limit keeps its start and end. \
          `timeout` is in milliseconds (default 2 minutes, at most 10). Give a short \
          `description` of what the command does. Prefer read, grep, glob and edit over cat, \
