@@ -807,3 +807,42 @@ async fn background_jobs_do_not_outlive_the_run() {
         "the background job is gone: {stat}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sessions_lists_this_directory_newest_first() {
+    let harness = Harness::new().await;
+    let empty = harness.run(&["sessions"]).await;
+    assert!(empty.status.success());
+    assert!(stdout(&empty).starts_with("No sessions"));
+    harness.server.enqueue(turn().text("one"));
+    let first = harness
+        .run(&["-p", "the first prompt", "--output-format", "json"])
+        .await;
+    harness.server.enqueue(turn().text("two"));
+    let second = harness
+        .run(&["-p", "the second prompt", "--output-format", "json"])
+        .await;
+    let ids: Vec<String> = [first, second]
+        .iter()
+        .map(|output| {
+            last_json_line(output)["session_id"]
+                .as_str()
+                .expect("id")
+                .to_string()
+        })
+        .collect();
+    let listed = harness.run(&["sessions", "--json"]).await;
+    let lines: Vec<Value> = stdout(&listed)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("JSON"))
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["session_id"], ids[1].as_str(), "newest first");
+    assert_eq!(lines[0]["first_prompt"], "the second prompt");
+    assert_eq!(lines[1]["session_id"], ids[0].as_str());
+    let table = stdout(&harness.run(&["sessions"]).await);
+    assert!(
+        table.contains(&ids[0]) && table.contains("the first prompt"),
+        "{table}"
+    );
+}

@@ -1,11 +1,15 @@
 //! The command line.
 
-use clap::{Parser, ValueEnum};
+use clap::{Parser, Subcommand, ValueEnum};
 
 /// Larik: a coding agent that lives in your editor, or runs headless with `-p`.
 #[derive(Debug, Parser)]
 #[command(name = "larik", version, about, long_about = None)]
 pub struct Cli {
+    /// What to do instead of running a prompt.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
     /// Run one prompt headless and print the answer. Without PROMPT, reads it from stdin.
     #[arg(short = 'p', long = "print", value_name = "PROMPT", num_args = 0..=1, default_missing_value = "")]
     pub print: Option<String>,
@@ -59,6 +63,17 @@ pub struct Cli {
     /// With -c or --resume: branch just before prompt N (1-based) of that session.
     #[arg(long, value_name = "N", conflicts_with = "fork")]
     pub rewind: Option<usize>,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the sessions of this directory, newest first, to resume with --resume ID.
+    Sessions {
+        /// Print one JSON object per session instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// How `-p` prints.

@@ -10,7 +10,6 @@ use std::time::Instant;
 
 use anyhow::bail;
 use larik_agent::AskPolicy;
-use larik_config::Environment;
 use larik_protocol::{Event, Op, StopReason, ToolCallStatus, Usage};
 use serde_json::json;
 use tokio::signal::unix::{SignalKind, signal};
@@ -29,11 +28,7 @@ pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
              `larik -p \"PROMPT\"`"
         );
     };
-    // Variables that are not UTF-8 cannot be any Larik setting; skip them rather than fail.
-    let env = Environment::from_pairs(
-        std::env::vars_os()
-            .filter_map(|(key, value)| Some((key.into_string().ok()?, value.into_string().ok()?))),
-    );
+    let env = setup::environment();
     let cwd = std::env::current_dir()?;
     let mut prepared = setup::prepare(&args, &env, cwd)?;
     for warning in &prepared.warnings {

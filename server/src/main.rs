@@ -5,6 +5,7 @@
 
 mod cli;
 mod headless;
+mod sessions;
 mod setup;
 
 use std::process::ExitCode;
@@ -27,5 +28,8 @@ fn try_main() -> anyhow::Result<ExitCode> {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    runtime.block_on(headless::run(args))
+    match args.command {
+        Some(cli::Command::Sessions { json }) => sessions::list(json),
+        None => runtime.block_on(headless::run(args)),
+    }
 }

@@ -25,6 +25,15 @@ pub struct Prepared {
     pub warnings: Vec<String>,
 }
 
+/// The process environment, captured once. Variables that are not UTF-8 cannot be any
+/// Larik setting; they are skipped rather than fail the run.
+pub fn environment() -> Environment {
+    Environment::from_pairs(
+        std::env::vars_os()
+            .filter_map(|(key, value)| Some((key.into_string().ok()?, value.into_string().ok()?))),
+    )
+}
+
 /// Builds the agent configuration and opens or creates the session.
 pub fn prepare(args: &Cli, env: &Environment, cwd: PathBuf) -> anyhow::Result<Prepared> {
     let store = SessionStore::new(env.data_dir()?);

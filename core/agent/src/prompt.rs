@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-/// The system prompt for an agent working in `cwd`.
-pub fn system_prompt(cwd: &Path) -> String {
+/// The system prompt for an agent working in `cwd` on `date` (`YYYY-MM-DD`).
+pub fn system_prompt(cwd: &Path, date: &str) -> String {
     let in_git = cwd.ancestors().any(|dir| dir.join(".git").exists());
     format!(
         "You are Larik, a coding agent working in the user's project. You read code, edit \
@@ -23,7 +23,8 @@ rewriting whole files with `write`.\n\
 # Environment\n\
 Working directory: {cwd}\n\
 Platform: {os}\n\
-Git repository: {git}\n",
+Git repository: {git}\n\
+Today's date: {date}\n",
         cwd = cwd.display(),
         os = std::env::consts::OS,
         git = if in_git { "yes" } else { "no" },

@@ -139,25 +139,32 @@ pub fn kill_started_groups() {
     else {
         return;
     };
+    let live = live_groups(&groups, own_session);
+    for group in &live {
+        kill_process_group(*group);
+    }
+    // SIGKILL is delivered asynchronously; wait (briefly) until the processes are gone, so
+    // whoever runs after Larik never meets a half-dead job.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while !live_groups(&live, own_session).is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// Which of `groups` still have a live (non-zombie) member in `session`.
+fn live_groups(groups: &BTreeSet<u32>, session: u32) -> BTreeSet<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
-        return;
+        return BTreeSet::new();
     };
-    let mut live: BTreeSet<u32> = BTreeSet::new();
-    for entry in entries.flatten() {
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        if let Some(fields) = parse_stat(&stat)
-            && fields.state != 'Z'
-            && fields.session == own_session
-            && groups.contains(&fields.group)
-        {
-            live.insert(fields.group);
-        }
-    }
-    for group in live {
-        kill_process_group(group);
-    }
+    entries
+        .flatten()
+        .filter_map(|entry| std::fs::read_to_string(entry.path().join("stat")).ok())
+        .filter_map(|stat| parse_stat(&stat))
+        .filter(|fields| {
+            fields.state != 'Z' && fields.session == session && groups.contains(&fields.group)
+        })
+        .map(|fields| fields.group)
+        .collect()
 }
 
 /// The fields of `/proc/<pid>/stat` this crate needs.

@@ -109,6 +109,12 @@ pub(crate) fn rfc3339(now: SystemTime) -> String {
     )
 }
 
+/// The UTC calendar date, e.g. `2025-01-31`.
+pub fn utc_date(now: SystemTime) -> String {
+    let t = UtcTime::from(now);
+    format!("{:04}-{:02}-{:02}", t.year, t.month, t.day)
+}
+
 /// A UTC calendar time, broken down.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct UtcTime {
@@ -187,6 +193,12 @@ mod tests {
         assert_eq!(civil_from_days(47_541), (2100, 3, 1));
         assert_eq!(civil_from_days(19_722), (2023, 12, 31));
         assert_eq!(civil_from_days(19_723), (2024, 1, 1));
+    }
+
+    #[test]
+    fn dates_are_calendar_days_in_utc() {
+        assert_eq!(utc_date(at(0)), "1970-01-01");
+        assert_eq!(utc_date(at(951_782_400)), "2000-02-29");
     }
 
     #[test]
