@@ -846,3 +846,35 @@ async fn sessions_lists_this_directory_newest_first() {
         "{table}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_system_prompt_can_be_replaced_or_extended() {
+    let harness = Harness::new().await;
+    harness.server.enqueue(turn().text("a"));
+    harness.server.enqueue(turn().text("b"));
+    harness
+        .run(&[
+            "-p",
+            "x",
+            "--append-system-prompt",
+            "Always answer in French.",
+        ])
+        .await;
+    harness
+        .run(&["-p", "y", "--system-prompt", "You are a terse bot."])
+        .await;
+    let requests = harness.server.requests();
+    let system = |index: usize| {
+        requests[index].body["system"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(system(0).starts_with("You are Larik"), "{}", system(0));
+    assert!(
+        system(0).ends_with("Always answer in French."),
+        "{}",
+        system(0)
+    );
+    assert_eq!(system(1), "You are a terse bot.");
+}

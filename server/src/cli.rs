@@ -34,6 +34,14 @@ pub struct Cli {
     #[arg(long = "disallowedTools", alias = "disallowed-tools", value_name = "RULES", num_args = 1..)]
     pub disallowed_tools: Vec<String>,
 
+    /// Replace Larik's system prompt with this text.
+    #[arg(long, value_name = "TEXT")]
+    pub system_prompt: Option<String>,
+
+    /// Add this text at the end of the system prompt.
+    #[arg(long, value_name = "TEXT")]
+    pub append_system_prompt: Option<String>,
+
     /// Most model requests in the turn.
     #[arg(long, value_name = "N")]
     pub max_turns: Option<u32>,

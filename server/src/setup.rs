@@ -91,6 +91,8 @@ pub fn prepare(args: &Cli, env: &Environment, cwd: PathBuf) -> anyhow::Result<Pr
         config.max_requests_per_turn = max_turns;
     }
     config.rules = rules(args, &mut config)?;
+    config.system_prompt = args.system_prompt.clone();
+    config.append_system_prompt = args.append_system_prompt.clone();
 
     let mut rewound_prompt = None;
     let session = match previous {

@@ -68,6 +68,10 @@ pub struct AgentConfig {
     pub limits: ToolLimits,
     /// The process launcher.
     pub sandbox: Arc<Sandbox>,
+    /// Replaces Larik's system prompt when set.
+    pub system_prompt: Option<String>,
+    /// Added at the end of the system prompt when set.
+    pub append_system_prompt: Option<String>,
 }
 
 impl AgentConfig {
@@ -88,6 +92,8 @@ impl AgentConfig {
             retry: RetryPolicy::default(),
             tools: ToolRegistry::builtin(),
             limits: ToolLimits::default(),
+            system_prompt: None,
+            append_system_prompt: None,
         }
     }
 }

@@ -3,6 +3,28 @@
 
 use std::path::Path;
 
+use crate::AgentConfig;
+
+/// The system prompt for a new context: Larik's own (or the configured replacement), then
+/// whatever the configuration appends.
+pub(crate) fn build(config: &AgentConfig) -> String {
+    let mut prompt = match &config.system_prompt {
+        Some(replacement) => replacement.clone(),
+        None => system_prompt(
+            &config.cwd,
+            &larik_session::utc_date(std::time::SystemTime::now()),
+        ),
+    };
+    if let Some(extra) = &config.append_system_prompt {
+        if !prompt.ends_with('\n') {
+            prompt.push('\n');
+        }
+        prompt.push('\n');
+        prompt.push_str(extra);
+    }
+    prompt
+}
+
 /// The system prompt for an agent working in `cwd` on `date` (`YYYY-MM-DD`).
 pub fn system_prompt(cwd: &Path, date: &str) -> String {
     let in_git = cwd.ancestors().any(|dir| dir.join(".git").exists());

@@ -112,10 +112,7 @@ impl Runner {
             .filter(|message| message.is_prompt())
             .count() as u32;
         Ok(Runner {
-            system_prompt: prompt::system_prompt(
-                &config.cwd,
-                &larik_session::utc_date(std::time::SystemTime::now()),
-            ),
+            system_prompt: prompt::build(&config),
             model_name: config.model.clone(),
             client,
             transcript: session.messages,
