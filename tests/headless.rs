@@ -878,3 +878,27 @@ async fn the_system_prompt_can_be_replaced_or_extended() {
     );
     assert_eq!(system(1), "You are a terse bot.");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_json_result_lists_permission_denials() {
+    let harness = Harness::new().await;
+    harness.server.enqueue(
+        turn()
+            .tool_call("d1", "bash", json!({ "command": "rm -rf build" }))
+            .tool_call("d2", "read", json!({ "file_path": "README.md" })),
+    );
+    harness.server.enqueue(turn().text("ok"));
+    let output = harness
+        .run(&["-p", "clean", "--output-format", "json"])
+        .await;
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    let result = last_json_line(&output);
+    assert_eq!(
+        result["permission_denials"],
+        json!([{
+            "tool_name": "bash",
+            "tool_use_id": "d1",
+            "tool_input": { "command": "rm -rf build" }
+        }])
+    );
+}

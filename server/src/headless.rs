@@ -59,6 +59,7 @@ pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
     let mut out = stdout.lock();
     let mut session_id = String::new();
     let mut errors: Vec<String> = Vec::new();
+    let mut denials: Vec<serde_json::Value> = Vec::new();
     let mut outcome: Option<(StopReason, u32, String, Usage)> = None;
     let mut interrupted = false;
     let mut sigint = signal(SignalKind::interrupt())?;
@@ -93,6 +94,16 @@ pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
         }
         match event {
             Event::SessionConfigured { session_id: id, .. } => session_id = id,
+            Event::PermissionDenied {
+                call_id,
+                tool,
+                input,
+                ..
+            } => denials.push(json!({
+                "tool_name": tool,
+                "tool_use_id": call_id,
+                "tool_input": input,
+            })),
             Event::ToolCallBegin { title, .. } if show_progress => {
                 eprintln!("larik: → {title}");
             }
@@ -171,6 +182,7 @@ pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
                 "stop_reason": stop_reason.as_str(),
                 "session_id": session_id,
                 "total_cost_usd": usage.cost_usd,
+                "permission_denials": denials,
                 "usage": {
                     "input_tokens": usage.input_tokens,
                     "output_tokens": usage.output_tokens,

@@ -186,15 +186,21 @@ impl Runner {
             .decide(&query);
         match decision {
             Decision::Allow => Ok(tool),
-            Decision::Deny { reason } => {
-                Err(ToolOutput::error(format!("Permission denied: {reason}")))
-            }
+            Decision::Deny { reason } => Err(self.denied(
+                call,
+                &reason,
+                ToolOutput::error(format!("Permission denied: {reason}")),
+            )),
             Decision::Ask { rule_suggestion } => match self.config.ask_policy {
-                AskPolicy::Refuse => Err(ToolOutput::error(format!(
-                    "This call needs the user's approval, and nobody can approve it in this \
-                     non-interactive run, so it did not run. The user can allow it with \
-                     --allowedTools \"{rule_suggestion}\" or a --permission-mode that permits it."
-                ))),
+                AskPolicy::Refuse => Err(self.denied(
+                    call,
+                    "needs approval, and nobody can approve it in a non-interactive run",
+                    ToolOutput::error(format!(
+                        "This call needs the user's approval, and nobody can approve it in this \
+                         non-interactive run, so it did not run. The user can allow it with \
+                         --allowedTools \"{rule_suggestion}\" or a --permission-mode that permits it."
+                    )),
+                )),
                 AskPolicy::Ask => self
                     .ask(call, &tool, ctx, cancel, &rule_suggestion)
                     .await
@@ -258,14 +264,27 @@ impl Runner {
         }
         match decision {
             PermissionDecision::AllowOnce | PermissionDecision::AllowAlways => Ok(()),
-            PermissionDecision::RejectOnce | PermissionDecision::RejectAlways => {
-                Err(ToolOutput::error(
+            PermissionDecision::RejectOnce | PermissionDecision::RejectAlways => Err(self.denied(
+                call,
+                "rejected by the user",
+                ToolOutput::error(
                     "The user rejected this tool call. Do not retry it; ask the user how to \
                      proceed if it is needed.",
-                ))
-            }
+                ),
+            )),
             PermissionDecision::Cancelled => Err(cancelled_output()),
         }
+    }
+
+    /// Reports a refused call; returns the result the model gets.
+    fn denied(&self, call: &Call<'_>, reason: &str, output: ToolOutput) -> ToolOutput {
+        self.events.emit(Event::PermissionDenied {
+            call_id: call.id.to_string(),
+            tool: call.name.to_string(),
+            input: call.input.clone(),
+            reason: reason.to_string(),
+        });
+        output
     }
 
     /// Reports a finished call and turns it into its result block.

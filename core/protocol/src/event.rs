@@ -171,6 +171,18 @@ pub enum Event {
         /// The choices.
         options: Vec<PermissionOption>,
     },
+    /// A tool call was refused: by a deny rule, by the mode, by the user, or because it needed
+    /// approval nobody could give. Its `tool_call_end` follows.
+    PermissionDenied {
+        /// The call id.
+        call_id: String,
+        /// The tool.
+        tool: String,
+        /// The arguments.
+        input: Value,
+        /// Why, in words.
+        reason: String,
+    },
     /// Tokens and cost of one model request, and the session's running total.
     Usage {
         /// `provider/model` that served the request.
