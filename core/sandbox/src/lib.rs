@@ -129,6 +129,11 @@ pub fn kill_started_groups() {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner),
     );
+    // Most commands leave nothing behind; a signal-0 probe skips the /proc scan for them.
+    let groups: BTreeSet<u32> = groups
+        .into_iter()
+        .filter(|pid| group_exists(*pid))
+        .collect();
     if groups.is_empty() {
         return;
     }
@@ -149,6 +154,17 @@ pub fn kill_started_groups() {
     while !live_groups(&live, own_session).is_empty() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
+}
+
+/// Whether any process (zombies included) is still in the group led by `pid`.
+fn group_exists(pid: u32) -> bool {
+    let Ok(pgid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 sends nothing; it only checks that the group exists.
+    #[allow(unsafe_code)]
+    let result = unsafe { libc::killpg(pgid, 0) };
+    result == 0
 }
 
 /// Which of `groups` still have a live (non-zombie) member in `session`.
