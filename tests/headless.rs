@@ -223,7 +223,23 @@ async fn stream_json_prints_every_event_then_the_result() {
         .filter(|l| l["type"] == "tool_call_end")
         .collect();
     assert!(ends.iter().all(|end| end["status"] == "completed"));
-    assert!(types.contains(&"turn_complete"));
+    // Every call ends exactly once, after it began; the turn starts and completes once.
+    for begin in &begins {
+        let id = &begin["call_id"];
+        let begin_at = lines.iter().position(|l| l == *begin).expect("begin");
+        let end_at: Vec<usize> = lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l["type"] == "tool_call_end" && &l["call_id"] == id)
+            .map(|(index, _)| index)
+            .collect();
+        assert_eq!(end_at.len(), 1, "one end for {id}");
+        assert!(end_at[0] > begin_at, "{id} ends after it begins");
+    }
+    assert_eq!(ends.len(), begins.len());
+    let count = |kind: &str| types.iter().filter(|t| **t == kind).count();
+    assert_eq!(count("turn_started"), 1);
+    assert_eq!(count("turn_complete"), 1);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -533,6 +549,17 @@ async fn disallowed_tools_are_hidden_and_denied() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn ctrl_c_cancels_cleanly_and_keeps_the_session_consistent() {
+    a_signal_cancels_cleanly("-INT", 130).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_cancels_cleanly_with_its_own_exit_code() {
+    a_signal_cancels_cleanly("-TERM", 143).await;
+}
+
+/// Sends `signal` while a command runs: the run ends cancelled with `code`, no request
+/// follows, and the interrupted call has a result in the session.
+async fn a_signal_cancels_cleanly(signal: &str, code: i32) {
     let harness = Harness::new().await;
     harness
         .server
@@ -566,7 +593,7 @@ async fn ctrl_c_cancels_cleanly_and_keeps_the_session_consistent() {
         }
     }
     let status = std::process::Command::new("kill")
-        .args(["-INT", &pid.to_string()])
+        .args([signal, &pid.to_string()])
         .status()
         .expect("kill runs");
     assert!(status.success());
@@ -581,7 +608,7 @@ async fn ctrl_c_cancels_cleanly_and_keeps_the_session_consistent() {
     assert_eq!(last["type"], "result");
     assert_eq!(last["stop_reason"], "cancelled");
     let exit = child.wait().await.expect("larik exits");
-    assert_eq!(exit.code(), Some(130));
+    assert_eq!(exit.code(), Some(code));
     assert_eq!(
         harness.server.requests().len(),
         1,
@@ -901,4 +928,68 @@ async fn the_json_result_lists_permission_denials() {
             "tool_input": { "command": "rm -rf build" }
         }])
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn flags_may_come_between_p_and_the_prompt() {
+    let harness = Harness::new().await;
+    harness.server.enqueue(turn().text("fine"));
+    let output = harness
+        .run(&["-p", "--output-format", "json", "the actual question"])
+        .await;
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    assert_eq!(last_json_line(&output)["result"], "fine");
+    assert!(
+        harness.server.requests()[0]
+            .raw_body
+            .contains("the actual question")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn piped_stdin_is_added_to_the_prompt() {
+    let harness = Harness::new().await;
+    harness.server.enqueue(turn().text("explained"));
+    let mut child = harness
+        .larik()
+        .args(["-p", "explain this log"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("larik starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    tokio::io::AsyncWriteExt::write_all(&mut stdin, b"error: disk full\n")
+        .await
+        .expect("write");
+    drop(stdin);
+    let output = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("finishes")
+        .expect("runs");
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    let body = &harness.server.requests()[0].raw_body;
+    assert!(
+        body.contains("explain this log") && body.contains("error: disk full"),
+        "{body}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_closed_stdout_stops_the_run_cleanly() {
+    let harness = Harness::new().await;
+    harness.server.enqueue(turn().text("lots of text"));
+    let mut child = harness
+        .larik()
+        .args(["-p", "hi", "--output-format", "stream-json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("larik starts");
+    drop(child.stdout.take());
+    let output = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("larik finishes instead of hanging")
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(1), "stderr: {}", stderr(&output));
 }

@@ -4,15 +4,20 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 /// Larik: a coding agent that lives in your editor, or runs headless with `-p`.
 #[derive(Debug, Parser)]
-#[command(name = "larik", version, about, long_about = None)]
+#[command(name = "larik", version, about, long_about = None, args_conflicts_with_subcommands = true)]
 pub struct Cli {
     /// What to do instead of running a prompt.
     #[command(subcommand)]
     pub command: Option<Command>,
 
-    /// Run one prompt headless and print the answer. Without PROMPT, reads it from stdin.
-    #[arg(short = 'p', long = "print", value_name = "PROMPT", num_args = 0..=1, default_missing_value = "")]
-    pub print: Option<String>,
+    /// Run one prompt headless and print the answer (`larik -p "PROMPT"`). Piped stdin is
+    /// added to the prompt, or is the prompt when none is given.
+    #[arg(short = 'p', long = "print")]
+    pub print: bool,
+
+    /// The prompt for -p.
+    #[arg(value_name = "PROMPT")]
+    pub prompt: Option<String>,
 
     /// Output format for -p.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]

@@ -1,8 +1,9 @@
 //! `larik -p`: one prompt, no questions asked, output as text, JSON or JSON lines.
 //!
 //! Calls that would need approval are refused with a result telling how to allow them.
-//! The JSON result object has the shape Claude Code's headless mode prints, so scripts
-//! written for it keep working.
+//! The final JSON result object has the shape of Claude Code's headless result, so scripts
+//! that read it keep working; the `stream-json` lines before it are Larik's own events
+//! (docs/events.md).
 
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
@@ -11,23 +12,20 @@ use std::time::Instant;
 use anyhow::bail;
 use larik_agent::AskPolicy;
 use larik_protocol::{Event, Op, StopReason, ToolCallStatus, Usage};
-use serde_json::json;
-use tokio::signal::unix::{SignalKind, signal};
+use serde_json::{Value, json};
+use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use crate::cli::{Cli, OutputFormat};
 use crate::setup;
 
-/// The exit code after an interrupt, as shells report SIGINT.
-const EXIT_INTERRUPTED: u8 = 130;
-
 /// Runs the `-p` front end.
 pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
-    let Some(prompt_arg) = args.print.clone() else {
+    if !args.print {
         bail!(
             "the interactive terminal is not part of this build; run a prompt headless with \
              `larik -p \"PROMPT\"`"
         );
-    };
+    }
     let env = setup::environment();
     let cwd = std::env::current_dir()?;
     let mut prepared = setup::prepare(&args, &env, cwd)?;
@@ -35,12 +33,22 @@ pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
         eprintln!("larik: warning: {warning}");
     }
 
-    let mut prompt = prompt_arg;
-    if prompt.is_empty() {
-        if let Some(rewound) = &prepared.rewound_prompt {
-            prompt = rewound.text();
-        } else if !std::io::stdin().is_terminal() {
-            std::io::stdin().read_to_string(&mut prompt)?;
+    let mut prompt = args.prompt.clone().unwrap_or_default();
+    if prompt.is_empty()
+        && let Some(rewound) = &prepared.rewound_prompt
+    {
+        prompt = rewound.text();
+    }
+    if !std::io::stdin().is_terminal() {
+        // Piped input is part of the prompt (`cat error.log | larik -p "explain this"`).
+        let mut piped = String::new();
+        std::io::stdin().read_to_string(&mut piped)?;
+        if !piped.trim().is_empty() {
+            prompt = if prompt.trim().is_empty() {
+                piped
+            } else {
+                format!("{prompt}\n\n{piped}")
+            };
         }
     }
     if prompt.trim().is_empty() {
@@ -52,87 +60,122 @@ pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
     let mut agent = larik_agent::spawn(prepared.config, prepared.session)?;
     agent.ops.send(Op::user_text(prompt))?;
 
-    let format = args.output_format;
-    let show_progress =
-        format == OutputFormat::Text && (args.verbose || std::io::stderr().is_terminal());
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    let mut session_id = String::new();
-    let mut errors: Vec<String> = Vec::new();
-    let mut denials: Vec<serde_json::Value> = Vec::new();
-    let mut outcome: Option<(StopReason, u32, String, Usage)> = None;
-    let mut interrupted = false;
-    let mut sigint = signal(SignalKind::interrupt())?;
-    let mut sigterm = signal(SignalKind::terminate())?;
-
+    let mut printer = Printer::new(args.output_format, args.verbose);
+    let mut signals = Signals::new()?;
     loop {
         let event = tokio::select! {
             event = agent.events.recv() => event,
-            _ = sigterm.recv() => {
-                // Stop as after Ctrl-C, so every call is answered and the session stays
-                // consistent.
-                interrupted = true;
-                let _ = agent.ops.send(Op::Interrupt);
-                continue;
-            }
-            _ = sigint.recv() => {
-                if interrupted {
-                    // A second Ctrl-C: stop waiting for a clean finish.
+            signal = signals.next() => {
+                if signals.count > 1 {
+                    // A second signal: stop waiting for a clean finish.
                     larik_sandbox::kill_started_groups();
-                    return Ok(ExitCode::from(EXIT_INTERRUPTED));
+                    return Ok(ExitCode::from(128 + signal));
                 }
-                interrupted = true;
                 let _ = agent.ops.send(Op::Interrupt);
                 continue;
             }
         };
         let Some(event) = event else { break };
-        if format == OutputFormat::StreamJson {
-            serde_json::to_writer(&mut out, &event)?;
-            out.write_all(b"\n")?;
-            out.flush()?;
+        if let Event::TurnComplete { .. } = &event {
+            let _ = agent.ops.send(Op::Shutdown);
         }
+        if !printer.event(event) {
+            // Nobody reads the output any more (a closed pipe): stop the turn cleanly.
+            let _ = agent.ops.send(Op::Interrupt);
+        }
+    }
+    let _ = agent.task.await;
+    // Background jobs the model started do not outlive the run.
+    larik_sandbox::kill_started_groups();
+
+    let Some(outcome) = printer.outcome.take() else {
+        bail!("the agent stopped before the turn finished");
+    };
+    printer.result(&outcome, started);
+    Ok(match (signals.first, outcome.stop_reason) {
+        (Some(signal), StopReason::Cancelled) => ExitCode::from(128 + signal),
+        _ if printer.broken_pipe => ExitCode::FAILURE,
+        _ if printer.is_error(&outcome) => ExitCode::FAILURE,
+        _ => ExitCode::SUCCESS,
+    })
+}
+
+/// How the turn ended.
+struct Outcome {
+    stop_reason: StopReason,
+    num_requests: u32,
+    last_message: String,
+    usage: Usage,
+}
+
+/// Prints events in the chosen format and remembers what the result needs.
+struct Printer {
+    format: OutputFormat,
+    show_progress: bool,
+    session_id: String,
+    errors: Vec<String>,
+    denials: Vec<Value>,
+    outcome: Option<Outcome>,
+    broken_pipe: bool,
+}
+
+impl Printer {
+    fn new(format: OutputFormat, verbose: bool) -> Self {
+        Printer {
+            format,
+            show_progress: format == OutputFormat::Text
+                && (verbose || std::io::stderr().is_terminal()),
+            session_id: String::new(),
+            errors: Vec::new(),
+            denials: Vec::new(),
+            outcome: None,
+            broken_pipe: false,
+        }
+    }
+
+    /// Handles one event; false when stdout can no longer be written.
+    fn event(&mut self, event: Event) -> bool {
+        if self.format == OutputFormat::StreamJson {
+            self.write_json(&serde_json::to_value(&event).unwrap_or(Value::Null));
+        }
+        let to_stderr = self.format != OutputFormat::StreamJson;
         match event {
-            Event::SessionConfigured { session_id: id, .. } => session_id = id,
+            Event::SessionConfigured { session_id, .. } => self.session_id = session_id,
             Event::PermissionDenied {
                 call_id,
                 tool,
                 input,
                 ..
-            } => denials.push(json!({
+            } => self.denials.push(json!({
                 "tool_name": tool,
                 "tool_use_id": call_id,
                 "tool_input": input,
             })),
-            Event::ToolCallBegin { title, .. } if show_progress => {
+            Event::ToolCallBegin { title, .. } if self.show_progress => {
                 eprintln!("larik: → {title}");
             }
             Event::ToolCallEnd {
                 status: ToolCallStatus::Failed,
                 output,
                 ..
-            } if show_progress => {
+            } if self.show_progress => {
                 let first_line = output.lines().next().unwrap_or_default();
                 eprintln!("larik:   ✗ {first_line}");
             }
-            Event::Notice { message } if format != OutputFormat::StreamJson => {
-                eprintln!("larik: {message}");
-            }
+            Event::Notice { message } if to_stderr => eprintln!("larik: {message}"),
             Event::Retrying {
                 attempt,
                 delay_ms,
                 reason,
-            } if format != OutputFormat::StreamJson => {
-                eprintln!(
-                    "larik: model request failed ({reason}); retrying in {:.1} s (attempt {attempt})",
-                    delay_ms as f64 / 1000.0
-                );
-            }
+            } if to_stderr => eprintln!(
+                "larik: model request failed ({reason}); retrying in {:.1} s (attempt {attempt})",
+                delay_ms as f64 / 1000.0
+            ),
             Event::Error { message, .. } => {
-                if format != OutputFormat::StreamJson {
+                if to_stderr {
                     eprintln!("larik: error: {message}");
                 }
-                errors.push(message);
+                self.errors.push(message);
             }
             Event::TurnComplete {
                 stop_reason,
@@ -140,65 +183,118 @@ pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
                 last_message,
                 usage,
             } => {
-                outcome = Some((stop_reason, num_requests, last_message, usage));
-                let _ = agent.ops.send(Op::Shutdown);
+                self.outcome = Some(Outcome {
+                    stop_reason,
+                    num_requests,
+                    last_message,
+                    usage,
+                });
             }
             _ => {}
         }
+        !self.broken_pipe
     }
-    let _ = agent.task.await;
-    // Background jobs the model started do not outlive the run.
-    larik_sandbox::kill_started_groups();
 
-    let Some((stop_reason, num_requests, last_message, usage)) = outcome else {
-        bail!("the agent stopped before the turn finished");
-    };
-    let is_error = !matches!(stop_reason, StopReason::EndTurn | StopReason::MaxTokens);
-    let result_text = if stop_reason == StopReason::Error && !errors.is_empty() {
-        errors.join("\n")
-    } else {
-        last_message
-    };
-    match format {
-        OutputFormat::Text => {
-            if !result_text.is_empty() && stop_reason != StopReason::Error {
-                writeln!(out, "{result_text}")?;
+    /// Whether the run failed: a stop other than a normal end, or any error on the way
+    /// (such as a session file that could not be written).
+    fn is_error(&self, outcome: &Outcome) -> bool {
+        !matches!(
+            outcome.stop_reason,
+            StopReason::EndTurn | StopReason::MaxTokens
+        ) || !self.errors.is_empty()
+    }
+
+    /// Prints the final answer (text) or the result object (JSON formats).
+    fn result(&mut self, outcome: &Outcome, started: Instant) {
+        let is_error = self.is_error(outcome);
+        let result_text = if outcome.stop_reason == StopReason::Error && !self.errors.is_empty() {
+            self.errors.join("\n")
+        } else {
+            outcome.last_message.clone()
+        };
+        match self.format {
+            OutputFormat::Text => {
+                if !result_text.is_empty() && outcome.stop_reason != StopReason::Error {
+                    self.write_line(&result_text);
+                }
+            }
+            OutputFormat::Json | OutputFormat::StreamJson => {
+                let subtype = match outcome.stop_reason {
+                    _ if is_error && outcome.stop_reason == StopReason::MaxTurns => {
+                        "error_max_turns"
+                    }
+                    _ if is_error => "error_during_execution",
+                    _ => "success",
+                };
+                let usage = &outcome.usage;
+                let result = json!({
+                    "type": "result",
+                    "subtype": subtype,
+                    "is_error": is_error,
+                    "duration_ms": started.elapsed().as_millis() as u64,
+                    "num_turns": outcome.num_requests,
+                    "result": result_text,
+                    "stop_reason": outcome.stop_reason.as_str(),
+                    "session_id": self.session_id,
+                    "total_cost_usd": usage.cost_usd,
+                    "permission_denials": self.denials,
+                    "usage": {
+                        "input_tokens": usage.input_tokens,
+                        "output_tokens": usage.output_tokens,
+                        "cache_read_input_tokens": usage.cache_read_tokens,
+                        "cache_creation_input_tokens": usage.cache_write_tokens,
+                    },
+                });
+                self.write_json(&result);
             }
         }
-        OutputFormat::Json | OutputFormat::StreamJson => {
-            let result = json!({
-                "type": "result",
-                "subtype": match stop_reason {
-                    StopReason::EndTurn | StopReason::MaxTokens => "success",
-                    StopReason::MaxTurns => "error_max_turns",
-                    StopReason::Refusal | StopReason::Cancelled | StopReason::Error => {
-                        "error_during_execution"
-                    }
-                },
-                "is_error": is_error,
-                "duration_ms": started.elapsed().as_millis() as u64,
-                "num_turns": num_requests,
-                "result": result_text,
-                "stop_reason": stop_reason.as_str(),
-                "session_id": session_id,
-                "total_cost_usd": usage.cost_usd,
-                "permission_denials": denials,
-                "usage": {
-                    "input_tokens": usage.input_tokens,
-                    "output_tokens": usage.output_tokens,
-                    "cache_read_input_tokens": usage.cache_read_tokens,
-                    "cache_creation_input_tokens": usage.cache_write_tokens,
-                },
-            });
-            serde_json::to_writer(&mut out, &result)?;
-            out.write_all(b"\n")?;
+    }
+
+    fn write_json(&mut self, value: &Value) {
+        self.write_line(&value.to_string());
+    }
+
+    fn write_line(&mut self, line: &str) {
+        if self.broken_pipe {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
+            self.broken_pipe = true;
         }
     }
-    out.flush()?;
+}
 
-    Ok(match stop_reason {
-        StopReason::EndTurn | StopReason::MaxTokens => ExitCode::SUCCESS,
-        StopReason::Cancelled => ExitCode::from(EXIT_INTERRUPTED),
-        StopReason::MaxTurns | StopReason::Refusal | StopReason::Error => ExitCode::FAILURE,
-    })
+/// SIGINT, SIGTERM and SIGHUP: the first stops the turn cleanly, a second one exits at once.
+struct Signals {
+    interrupt: Signal,
+    terminate: Signal,
+    hangup: Signal,
+    /// The first signal received, as a number.
+    first: Option<u8>,
+    count: u32,
+}
+
+impl Signals {
+    fn new() -> std::io::Result<Self> {
+        Ok(Signals {
+            interrupt: signal(SignalKind::interrupt())?,
+            terminate: signal(SignalKind::terminate())?,
+            hangup: signal(SignalKind::hangup())?,
+            first: None,
+            count: 0,
+        })
+    }
+
+    /// Waits for the next signal and returns its number.
+    async fn next(&mut self) -> u8 {
+        let number = tokio::select! {
+            _ = self.interrupt.recv() => 2,
+            _ = self.terminate.recv() => 15,
+            _ = self.hangup.recv() => 1,
+        };
+        self.count += 1;
+        self.first.get_or_insert(number);
+        number
+    }
 }

@@ -56,7 +56,13 @@ pub fn prepare(args: &Cli, env: &Environment, cwd: PathBuf) -> anyhow::Result<Pr
 
     let model = match (&args.model, &previous) {
         (Some(model), _) => model.clone(),
-        (None, Some(loaded)) => format!("{}/{}", loaded.meta.provider, loaded.meta.model),
+        // The model that answered last, so a switch made during the session sticks.
+        (None, Some(loaded)) => loaded
+            .messages
+            .iter()
+            .rev()
+            .find_map(|message| message.model.clone())
+            .unwrap_or_else(|| format!("{}/{}", loaded.meta.provider, loaded.meta.model)),
         (None, None) => env.default_model()?,
     };
     let (provider, model_id) = split_model_name(&model)?;

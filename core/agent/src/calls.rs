@@ -16,7 +16,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::AskPolicy;
-use crate::runner::{Runner, Shared};
+use crate::runner::{EventSink, Runner, Shared};
 
 /// One call from the model, with its tool when the name is known.
 struct Call<'a> {
@@ -63,7 +63,9 @@ impl Runner {
             self.announce(call, &ctx);
         }
 
-        let mut outputs: Vec<Option<ToolOutput>> = vec![None; calls.len()];
+        // Each call's end is reported as soon as it is known, so a front end sees a refusal
+        // or a fast read at once; the results still go back to the model in call order.
+        let mut results: Vec<Option<Block>> = vec![None; calls.len()];
         let mut start = 0;
         while start < calls.len() {
             // A run of consecutive read-only calls goes together; anything else alone.
@@ -77,7 +79,9 @@ impl Runner {
             for index in start..end {
                 match self.authorize(&calls[index], &ctx, cancel).await {
                     Ok(tool) => runnable.push((index, tool)),
-                    Err(output) => outputs[index] = Some(output),
+                    Err(output) => {
+                        results[index] = Some(finish(&self.events, &calls[index], output))
+                    }
                 }
             }
             for (index, _) in &runnable {
@@ -88,28 +92,30 @@ impl Runner {
                 });
             }
             let finished = join_all(runnable.iter().map(|(index, tool)| {
-                let input = calls[*index].input.clone();
+                let call = &calls[*index];
                 let ctx = &ctx;
+                let events = &self.events;
                 async move {
-                    if ctx.cancel.is_cancelled() {
-                        return cancelled_output();
-                    }
-                    tool.run(input, ctx).await
+                    let output = if ctx.cancel.is_cancelled() {
+                        cancelled_output()
+                    } else {
+                        tool.run(call.input.clone(), ctx).await
+                    };
+                    finish(events, call, output)
                 }
             }))
             .await;
-            for ((index, _), output) in runnable.into_iter().zip(finished) {
-                outputs[index] = Some(output);
+            for ((index, _), block) in runnable.into_iter().zip(finished) {
+                results[index] = Some(block);
             }
             start = end;
         }
 
         calls
             .iter()
-            .zip(outputs)
-            .map(|(call, output)| {
-                let output = output.unwrap_or_else(cancelled_output);
-                self.finish(call, output)
+            .zip(results)
+            .map(|(call, block)| {
+                block.unwrap_or_else(|| finish(&self.events, call, cancelled_output()))
             })
             .collect()
     }
@@ -272,7 +278,15 @@ impl Runner {
                      proceed if it is needed.",
                 ),
             )),
-            PermissionDecision::Cancelled => Err(cancelled_output()),
+            PermissionDecision::Cancelled if cancel.is_cancelled() => Err(cancelled_output()),
+            PermissionDecision::Cancelled => Err(self.denied(
+                call,
+                "the question was withdrawn before it was answered",
+                ToolOutput::error(
+                    "The permission question was withdrawn before anyone answered it, so the \
+                     call did not run.",
+                ),
+            )),
         }
     }
 
@@ -286,30 +300,30 @@ impl Runner {
         });
         output
     }
+}
 
-    /// Reports a finished call and turns it into its result block.
-    fn finish(&self, call: &Call<'_>, output: ToolOutput) -> Block {
-        for change in &output.changes {
-            self.events.emit(Event::Diff {
-                call_id: call.id.to_string(),
-                change: change.clone(),
-                applied: true,
-            });
-        }
-        self.events.emit(Event::ToolCallEnd {
+/// Reports a finished call and turns it into its result block.
+fn finish(events: &EventSink, call: &Call<'_>, output: ToolOutput) -> Block {
+    for change in &output.changes {
+        events.emit(Event::Diff {
             call_id: call.id.to_string(),
-            status: if output.is_error {
-                ToolCallStatus::Failed
-            } else {
-                ToolCallStatus::Completed
-            },
-            output: result_text(&output.content),
+            change: change.clone(),
+            applied: true,
         });
-        Block::ToolResult {
-            call_id: call.id.to_string(),
-            content: output.content,
-            is_error: output.is_error,
-        }
+    }
+    events.emit(Event::ToolCallEnd {
+        call_id: call.id.to_string(),
+        status: if output.is_error {
+            ToolCallStatus::Failed
+        } else {
+            ToolCallStatus::Completed
+        },
+        output: result_text(&output.content),
+    });
+    Block::ToolResult {
+        call_id: call.id.to_string(),
+        content: output.content,
+        is_error: output.is_error,
     }
 }
 

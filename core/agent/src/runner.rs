@@ -145,13 +145,16 @@ impl Runner {
         let mut queued: VecDeque<Op> = VecDeque::new();
         let mut ops_open = true;
         loop {
+            if !ops_open {
+                // The front end is gone: nobody can watch or answer queued work.
+                break;
+            }
             let op = match queued.pop_front() {
                 Some(op) => op,
-                None if ops_open => match ops.recv().await {
+                None => match ops.recv().await {
                     Some(op) => op,
                     None => break,
                 },
-                None => break,
             };
             match op {
                 Op::UserTurn { content } => {

@@ -339,21 +339,31 @@ async fn interrupt_mid_stream_stops_without_a_half_message() {
 #[tokio::test(flavor = "multi_thread")]
 async fn interrupt_mid_tool_kills_it_and_answers_every_call() {
     let mut s = Scenario::start(|c| c.mode = PermissionMode::BypassPermissions).await;
+    // The command reports its child's pid through a FIFO once the child runs.
+    let ready = s.path("ready.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&ready)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
     s.server.enqueue(
         turn()
             .tool_call(
                 "slow",
                 "bash",
-                json!({ "command": "sleep 30; touch late.txt" }),
+                json!({ "command": "sh -c 'echo $$ > ready.fifo; exec sleep 300'; touch late.txt" }),
             )
             .tool_call("after", "read", json!({ "file_path": "notes.txt" })),
     );
     s.send(Op::user_text("run slowly"));
-    s.until(|e| {
-        matches!(e, Event::ToolCallUpdate { call_id, status: ToolCallStatus::InProgress, .. }
-            if call_id == "slow")
-    })
-    .await;
+    let pid = tokio::time::timeout(
+        WAIT,
+        tokio::task::spawn_blocking(move || std::fs::read_to_string(ready)),
+    )
+    .await
+    .expect("the command starts its child")
+    .expect("reader thread")
+    .expect("read the FIFO");
     s.send(Op::Interrupt);
     let (events, stop) = s.turn_complete().await;
     assert_eq!(stop, StopReason::Cancelled);
@@ -377,6 +387,62 @@ async fn interrupt_mid_tool_kills_it_and_answers_every_call() {
         1,
         "no request after the interrupt"
     );
+    // The command's own child was killed with it, so the shell never reached `touch`.
+    let stat_path = format!("/proc/{}/stat", pid.trim());
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let state = std::fs::read_to_string(&stat_path).ok().and_then(|stat| {
+            stat.rsplit_once(") ")
+                .and_then(|(_, rest)| rest.chars().next())
+        });
+        if matches!(state, None | Some('Z') | Some('X')) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the sleeper survived the interrupt"
+        );
+        tokio::task::yield_now().await;
+    }
+    assert!(!s.path("late.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn closing_the_ops_channel_drops_queued_turns() {
+    let mut s = Scenario::start(|_| {}).await;
+    s.server.enqueue(turn().text("streaming").hang());
+    s.send(Op::user_text("first"));
+    s.send(Op::user_text("second, queued"));
+    s.until(|e| matches!(e, Event::MessageDelta { .. })).await;
+    // The front end goes away.
+    let (orphan, _) = tokio::sync::mpsc::unbounded_channel();
+    drop(std::mem::replace(&mut s.agent.ops, orphan));
+    let (_, stop) = s.turn_complete().await;
+    assert_eq!(stop, StopReason::Cancelled);
+    let rest = tokio::time::timeout(WAIT, s.agent.events.recv())
+        .await
+        .expect("the agent stops");
+    assert!(rest.is_none(), "the queued turn never started: {rest:?}");
+    assert_eq!(s.server.requests().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_withdrawn_question_is_not_an_interrupt() {
+    let mut s = Scenario::start(|_| {}).await;
+    s.server
+        .enqueue(turn().tool_call("b1", "bash", json!({ "command": "echo x" })));
+    s.server.enqueue(turn().text("understood"));
+    s.send(Op::user_text("go"));
+    let events = s.asked().await;
+    s.reply(&events, PermissionDecision::Cancelled);
+    let (events, stop) = s.turn_complete().await;
+    assert_eq!(stop, StopReason::EndTurn, "the turn goes on");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::PermissionDenied { call_id, .. } if call_id == "b1"))
+    );
+    assert!(s.server.requests()[1].raw_body.contains("withdrawn"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -451,34 +517,50 @@ async fn bad_calls_become_results_the_model_reads() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn read_only_calls_of_one_response_run_in_parallel() {
-    // Two reads and a grep: all three start before any ends.
+    // The read blocks on a FIFO that is only written once the grep after it has ended:
+    // run one after the other, the grep could never end first.
     let mut s = Scenario::start(|_| {}).await;
+    let fifo = s.path("pipe.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
     s.server.enqueue(
         turn()
-            .tool_call("r1", "read", json!({ "file_path": "notes.txt" }))
-            .tool_call("r2", "grep", json!({ "pattern": "beta" }))
-            .tool_call("r3", "glob", json!({ "pattern": "*.txt" })),
+            .tool_call("r1", "read", json!({ "file_path": "pipe.fifo" }))
+            .tool_call(
+                "r2",
+                "grep",
+                json!({ "pattern": "beta", "path": "notes.txt" }),
+            ),
     );
     s.server.enqueue(turn().text("seen"));
     s.send(Op::user_text("look"));
-    let (events, _) = s.turn_complete().await;
-    let first_end = events
-        .iter()
-        .position(|e| matches!(e, Event::ToolCallEnd { .. }))
-        .expect("calls end");
-    let started = events[..first_end]
-        .iter()
-        .filter(|e| {
-            matches!(
-                e,
-                Event::ToolCallUpdate {
-                    status: ToolCallStatus::InProgress,
-                    ..
-                }
-            )
-        })
-        .count();
-    assert_eq!(started, 3, "all read-only calls were started together");
+    let grep_ended_first = tokio::time::timeout(
+        Duration::from_secs(20),
+        s.until(|e| matches!(e, Event::ToolCallEnd { call_id, .. } if call_id == "r2")),
+    )
+    .await
+    .is_ok();
+    // Unblock the read either way, so a failure cannot leave it hanging.
+    tokio::task::spawn_blocking(move || std::fs::write(fifo, "from the pipe\n"))
+        .await
+        .expect("writer thread")
+        .expect("write the FIFO");
+    assert!(
+        grep_ended_first,
+        "the grep ran while the read was still waiting"
+    );
+    let (events, stop) = s.turn_complete().await;
+    assert_eq!(stop, StopReason::EndTurn);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::ToolCallEnd { call_id, output, .. }
+        if call_id == "r1" && output.contains("from the pipe")))
+    );
+    s.server.assert_no_violations();
 }
 
 #[tokio::test(flavor = "multi_thread")]

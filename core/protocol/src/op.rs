@@ -50,7 +50,7 @@ pub enum Op {
         /// The new model name.
         model: String,
     },
-    /// Finish the running turn if any, then stop the agent.
+    /// Stop the agent; a running turn is cancelled first, as by [`Op::Interrupt`].
     Shutdown,
 }
 

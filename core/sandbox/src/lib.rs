@@ -117,6 +117,17 @@ pub fn note_started_group(pid: u32) {
         .insert(pid);
 }
 
+/// Forgets the group led by `pid` once no process of it is left, so its id (which the
+/// system may give to another process later) is never signalled at exit.
+pub fn forget_group_if_gone(pid: u32) {
+    if !group_exists(pid) {
+        STARTED_GROUPS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(&pid);
+    }
+}
+
 /// Kills what is left of every group noted by [`note_started_group`], so no background
 /// job outlives the Larik process that started it. Called on the way out.
 ///

@@ -128,6 +128,21 @@ impl Tool for BashTool {
 }
 
 async fn run_command(command_line: &str, timeout_ms: u64, ctx: &ToolContext) -> ToolOutput {
+    let mut started = None;
+    let output = run_started(command_line, timeout_ms, ctx, &mut started).await;
+    if let Some(pid) = started {
+        larik_sandbox::forget_group_if_gone(pid);
+    }
+    output
+}
+
+/// Runs the command; `started` receives its process group id once it runs.
+async fn run_started(
+    command_line: &str,
+    timeout_ms: u64,
+    ctx: &ToolContext,
+    started: &mut Option<u32>,
+) -> ToolOutput {
     if ctx.cancel.is_cancelled() {
         return ToolOutput::error("Command cancelled before it started.");
     }
@@ -158,6 +173,7 @@ async fn run_command(command_line: &str, timeout_ms: u64, ctx: &ToolContext) -> 
     let pid = child.id();
     if let Some(pid) = pid {
         larik_sandbox::note_started_group(pid);
+        *started = Some(pid);
     }
     let kill_group = || {
         if let Some(pid) = pid {
