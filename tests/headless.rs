@@ -727,6 +727,11 @@ async fn max_turns_caps_the_requests_and_fails_the_run() {
     let result = last_json_line(&output);
     assert_eq!(result["subtype"], "error_max_turns");
     assert_eq!(result["num_turns"], 1);
+    assert!(
+        stderr(&output).contains("stopped before the task was done"),
+        "{}",
+        stderr(&output)
+    );
     assert_eq!(harness.server.requests().len(), 1);
 }
 
@@ -992,4 +997,15 @@ async fn a_closed_stdout_stops_the_run_cleanly() {
         .expect("larik finishes instead of hanging")
         .expect("runs");
     assert_eq!(output.status.code(), Some(1), "stderr: {}", stderr(&output));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refusal_fails_the_run_and_says_so() {
+    let harness = Harness::new().await;
+    harness
+        .server
+        .enqueue(turn().text("I can't help with that.").refusal());
+    let output = harness.run(&["-p", "something bad"]).await;
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("refused"), "{}", stderr(&output));
 }

@@ -92,6 +92,20 @@ pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
         bail!("the agent stopped before the turn finished");
     };
     printer.result(&outcome, started);
+    if printer.errors.is_empty() {
+        // Every failing exit says why on stderr, not only those that came with an error.
+        let why = match outcome.stop_reason {
+            StopReason::MaxTurns => {
+                Some("stopped before the task was done (turn cap or loop guard)")
+            }
+            StopReason::Refusal => Some("the model refused to continue"),
+            StopReason::Cancelled => Some("cancelled"),
+            StopReason::EndTurn | StopReason::MaxTokens | StopReason::Error => None,
+        };
+        if let Some(why) = why {
+            eprintln!("larik: {why}");
+        }
+    }
     Ok(match (signals.first, outcome.stop_reason) {
         (Some(signal), StopReason::Cancelled) => ExitCode::from(128 + signal),
         _ if printer.broken_pipe => ExitCode::FAILURE,
