@@ -65,6 +65,29 @@ impl Harness {
         output
     }
 
+    /// Runs larik with `input` piped to its stdin.
+    async fn run_with_stdin(&self, args: &[&str], input: &[u8]) -> Output {
+        let mut child = self
+            .larik()
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("larik starts");
+        let mut stdin = child.stdin.take().expect("stdin");
+        tokio::io::AsyncWriteExt::write_all(&mut stdin, input)
+            .await
+            .expect("write stdin");
+        drop(stdin);
+        let output = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+            .await
+            .expect("larik finishes")
+            .expect("larik runs");
+        self.server.assert_no_violations();
+        output
+    }
+
     /// Runs the three-step scenario with the given output format.
     async fn three_steps(&self, format: &str) -> Output {
         enqueue_three_steps(&self.server);
@@ -666,23 +689,9 @@ async fn a_session_file_with_garbage_lines_resumes_with_a_warning() {
 async fn the_prompt_can_come_from_stdin() {
     let harness = Harness::new().await;
     harness.server.enqueue(turn().text("read it"));
-    let mut child = harness
-        .larik()
-        .arg("-p")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("larik starts");
-    let mut stdin = child.stdin.take().expect("stdin");
-    tokio::io::AsyncWriteExt::write_all(&mut stdin, b"a prompt from a pipe\n")
-        .await
-        .expect("write prompt");
-    drop(stdin);
-    let output = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
-        .await
-        .expect("finishes")
-        .expect("runs");
+    let output = harness
+        .run_with_stdin(&["-p"], b"a prompt from a pipe\n")
+        .await;
     assert!(output.status.success(), "stderr: {}", stderr(&output));
     assert_eq!(stdout(&output), "read it\n");
     assert!(
@@ -955,23 +964,9 @@ async fn flags_may_come_between_p_and_the_prompt() {
 async fn piped_stdin_is_added_to_the_prompt() {
     let harness = Harness::new().await;
     harness.server.enqueue(turn().text("explained"));
-    let mut child = harness
-        .larik()
-        .args(["-p", "explain this log"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("larik starts");
-    let mut stdin = child.stdin.take().expect("stdin");
-    tokio::io::AsyncWriteExt::write_all(&mut stdin, b"error: disk full\n")
-        .await
-        .expect("write");
-    drop(stdin);
-    let output = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
-        .await
-        .expect("finishes")
-        .expect("runs");
+    let output = harness
+        .run_with_stdin(&["-p", "explain this log"], b"error: disk full\n")
+        .await;
     assert!(output.status.success(), "stderr: {}", stderr(&output));
     let body = &harness.server.requests()[0].raw_body;
     assert!(
