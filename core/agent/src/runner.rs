@@ -195,6 +195,19 @@ impl Runner {
                             () = &mut turn => break,
                         }
                     }
+                    // An interrupt that arrived as the turn ended was meant for it, not for
+                    // a queued turn that would start next.
+                    loop {
+                        match ops.try_recv() {
+                            Ok(Op::Interrupt) => {}
+                            Ok(other) => queued.push_back(other),
+                            Err(mpsc::error::TryRecvError::Empty) => break,
+                            Err(mpsc::error::TryRecvError::Disconnected) => {
+                                ops_open = false;
+                                break;
+                            }
+                        }
+                    }
                 }
                 Op::SetMode { mode } => {
                     self.shared.set_mode(mode);
