@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
-use larik_testkit::{FakeModelServer, Reply, turn};
+use larik_testkit::{FakeModelServer, Reply, three_step_scenario, turn};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio::process::Command;
@@ -147,20 +147,11 @@ fn session_entries(path: &Path) -> Vec<Value> {
         .collect()
 }
 
-/// The three-step scenario: read README.md, run `echo hello`, answer `done`.
+/// Scripts the three-step scenario: read README.md, run `echo hello`, answer `done`.
 fn enqueue_three_steps(server: &FakeModelServer) {
-    server.enqueue(
-        turn()
-            .text("Reading the README.")
-            .tool_call("call_read", "read", json!({ "file_path": "README.md" }))
-            .usage(100, 20),
-    );
-    server.enqueue(
-        turn()
-            .tool_call("call_echo", "bash", json!({ "command": "echo hello" }))
-            .usage(150, 10),
-    );
-    server.enqueue(turn().text("done").usage(200, 5));
+    for reply in three_step_scenario() {
+        server.enqueue(reply);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

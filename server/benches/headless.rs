@@ -10,8 +10,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use larik_testkit::{FakeModelServer, turn};
-use serde_json::json;
+use larik_testkit::{FakeModelServer, three_step_scenario};
 
 const VERSION_RUNS: usize = 200;
 const SCENARIO_RUNS: usize = 50;
@@ -116,17 +115,9 @@ fn main() {
     };
     let before = child_usage();
     for _ in 0..SCENARIO_RUNS {
-        server.enqueue(
-            turn()
-                .tool_call("call_read", "read", json!({ "file_path": "README.md" }))
-                .usage(100, 20),
-        );
-        server.enqueue(
-            turn()
-                .tool_call("call_echo", "bash", json!({ "command": "echo hello" }))
-                .usage(150, 10),
-        );
-        server.enqueue(turn().text("done").usage(200, 5));
+        for reply in three_step_scenario() {
+            server.enqueue(reply);
+        }
         let started = Instant::now();
         let output = larik(project.path(), data.path(), &server.anthropic_base_url())
             .args(["-p", "look around", "--allowedTools", "Bash(echo:*)"])

@@ -26,8 +26,6 @@ use larik_tools::{ToolLimits, ToolRegistry};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-pub use prompt::system_prompt;
-
 /// What a tool call that needs the user's approval does when nobody can answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AskPolicy {

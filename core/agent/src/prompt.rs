@@ -26,7 +26,7 @@ pub(crate) fn build(config: &AgentConfig) -> String {
 }
 
 /// The system prompt for an agent working in `cwd` on `date` (`YYYY-MM-DD`).
-pub fn system_prompt(cwd: &Path, date: &str) -> String {
+fn system_prompt(cwd: &Path, date: &str) -> String {
     let in_git = cwd.ancestors().any(|dir| dir.join(".git").exists());
     format!(
         "You are Larik, a coding agent working in the user's project. You read code, edit \

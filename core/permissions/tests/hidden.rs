@@ -5,22 +5,15 @@ use std::path::{Path, PathBuf};
 use larik_permissions::{PermissionPolicy, RuleSet};
 use larik_protocol::PermissionMode;
 
+#[path = "support/common.rs"]
+mod common;
+
 const CWD: &str = "/work/proj";
 const HOME: &str = "/home/me";
 
 /// A policy in `mode` whose rules are `(kind, rule)` pairs, with `HOME` as home.
 fn policy(mode: PermissionMode, list: &[(&str, &str)]) -> PermissionPolicy {
-    let mut set = RuleSet::default();
-    for (kind, rule) in list {
-        match *kind {
-            "allow" => set.add_allow(rule),
-            "ask" => set.add_ask(rule),
-            "deny" => set.add_deny(rule),
-            other => panic!("unknown rule kind {other}"),
-        }
-        .unwrap_or_else(|err| panic!("{rule}: {err}"));
-    }
-    PermissionPolicy::new(mode, set, Some(PathBuf::from(HOME)))
+    PermissionPolicy::new(mode, common::rules(list), Some(PathBuf::from(HOME)))
 }
 
 fn deny(rule: &str) -> PermissionPolicy {

@@ -47,19 +47,10 @@ fn decide(policy: &PermissionPolicy, call: Call) -> Decision {
     })
 }
 
-fn rules(list: &[(&str, &str)]) -> RuleSet {
-    let mut set = RuleSet::default();
-    for (kind, rule) in list {
-        match *kind {
-            "allow" => set.add_allow(rule),
-            "ask" => set.add_ask(rule),
-            "deny" => set.add_deny(rule),
-            other => panic!("unknown rule kind {other}"),
-        }
-        .unwrap_or_else(|err| panic!("{rule}: {err}"));
-    }
-    set
-}
+#[path = "support/common.rs"]
+mod common;
+
+use common::rules;
 
 /// `expected` is `allow`, `ask <suggested rule>` or `deny <part of the reason>`.
 fn check(mode: PermissionMode, rule_list: &[(&str, &str)], call: Call, expected: &str) {

@@ -206,3 +206,26 @@ pub fn error_status(status: u16, kind: &str, message: &str) -> Reply {
         .to_string(),
     }
 }
+
+/// The three-step scenario the benchmarks measure and the end-to-end tests run: the model
+/// reads `README.md`, runs `echo hello`, then answers `done`.
+pub fn three_step_scenario() -> [Turn; 3] {
+    [
+        turn()
+            .text("Reading the README.")
+            .tool_call(
+                "call_read",
+                "read",
+                serde_json::json!({ "file_path": "README.md" }),
+            )
+            .usage(100, 20),
+        turn()
+            .tool_call(
+                "call_echo",
+                "bash",
+                serde_json::json!({ "command": "echo hello" }),
+            )
+            .usage(150, 10),
+        turn().text("done").usage(200, 5),
+    ]
+}
