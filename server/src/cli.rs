@@ -23,33 +23,9 @@ pub struct Cli {
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub output_format: OutputFormat,
 
-    /// The model, as provider/model (e.g. anthropic/claude-sonnet-4-5, openai/gpt-5.1).
-    #[arg(long)]
-    pub model: Option<String>,
-
-    /// Permission mode: default, acceptEdits, plan or bypassPermissions.
-    #[arg(long, value_name = "MODE")]
-    pub permission_mode: Option<String>,
-
-    /// Rules that allow tool calls without asking, e.g. "Bash(git status:*)" "Edit(src/**)".
-    #[arg(long = "allowedTools", alias = "allowed-tools", value_name = "RULES", num_args = 1..)]
-    pub allowed_tools: Vec<String>,
-
-    /// Rules that deny tool calls; a bare tool name also hides the tool from the model.
-    #[arg(long = "disallowedTools", alias = "disallowed-tools", value_name = "RULES", num_args = 1..)]
-    pub disallowed_tools: Vec<String>,
-
-    /// Replace Larik's system prompt with this text.
-    #[arg(long, value_name = "TEXT")]
-    pub system_prompt: Option<String>,
-
-    /// Add this text at the end of the system prompt.
-    #[arg(long, value_name = "TEXT")]
-    pub append_system_prompt: Option<String>,
-
-    /// Most model requests in the turn.
-    #[arg(long, value_name = "N")]
-    pub max_turns: Option<u32>,
+    /// Model, permissions and prompt settings.
+    #[command(flatten)]
+    pub agent: AgentOptions,
 
     /// Continue the most recent session in this directory.
     #[arg(short = 'c', long = "continue")]
@@ -78,6 +54,38 @@ pub struct Cli {
     pub rewind: Option<usize>,
 }
 
+/// The settings every front end passes to the agent it starts.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct AgentOptions {
+    /// The model, as provider/model (e.g. anthropic/claude-sonnet-4-5, openai/gpt-5.1).
+    #[arg(long)]
+    pub model: Option<String>,
+
+    /// Permission mode: default, acceptEdits, plan or bypassPermissions.
+    #[arg(long, value_name = "MODE")]
+    pub permission_mode: Option<String>,
+
+    /// Rules that allow tool calls without asking, e.g. "Bash(git status:*)" "Edit(src/**)".
+    #[arg(long = "allowedTools", alias = "allowed-tools", value_name = "RULES", num_args = 1..)]
+    pub allowed_tools: Vec<String>,
+
+    /// Rules that deny tool calls; a bare tool name also hides the tool from the model.
+    #[arg(long = "disallowedTools", alias = "disallowed-tools", value_name = "RULES", num_args = 1..)]
+    pub disallowed_tools: Vec<String>,
+
+    /// Replace Larik's system prompt with this text.
+    #[arg(long, value_name = "TEXT")]
+    pub system_prompt: Option<String>,
+
+    /// Add this text at the end of the system prompt.
+    #[arg(long, value_name = "TEXT")]
+    pub append_system_prompt: Option<String>,
+
+    /// Most model requests in the turn.
+    #[arg(long, value_name = "N")]
+    pub max_turns: Option<u32>,
+}
+
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -86,6 +94,12 @@ pub enum Command {
         /// Print one JSON object per session instead of a table.
         #[arg(long)]
         json: bool,
+    },
+    /// Serve the Agent Client Protocol on stdin/stdout, for Zed and other ACP editors.
+    Acp {
+        /// Model, permissions and prompt settings for every session.
+        #[command(flatten)]
+        agent: AgentOptions,
     },
 }
 

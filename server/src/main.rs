@@ -3,6 +3,7 @@
 //! `main` only calls [`try_main`] and prints the error; every front end lives in its own
 //! module and speaks to the agent through the protocol crate's `Op` and `Event`.
 
+mod acp;
 mod cli;
 mod headless;
 mod sessions;
@@ -30,6 +31,7 @@ fn try_main() -> anyhow::Result<ExitCode> {
         .build()?;
     match args.command {
         Some(cli::Command::Sessions { json }) => sessions::list(json),
+        Some(cli::Command::Acp { agent }) => runtime.block_on(acp::run(agent)),
         None => runtime.block_on(headless::run(args)),
     }
 }

@@ -9,9 +9,9 @@ use larik_config::Environment;
 use larik_permissions::{RuleSet, normalize_tool_name};
 use larik_protocol::{Message, PermissionMode};
 use larik_providers::{Endpoint, PROVIDERS, split_model_name};
-use larik_session::{SessionMeta, SessionStore};
+use larik_session::{LoadedSession, SessionMeta, SessionStore};
 
-use crate::cli::{Cli, split_rules};
+use crate::cli::{AgentOptions, Cli, split_rules};
 
 /// What the front end needs to start an agent.
 pub struct Prepared {
@@ -54,65 +54,16 @@ pub fn prepare(args: &Cli, env: &Environment, cwd: PathBuf) -> anyhow::Result<Pr
         None
     };
 
-    let model = match (&args.model, &previous) {
+    let model = match (&args.agent.model, &previous) {
         (Some(model), _) => model.clone(),
-        // The model that answered last, so a switch made during the session sticks.
-        (None, Some(loaded)) => loaded
-            .messages
-            .iter()
-            .rev()
-            .find_map(|message| message.model.clone())
-            .unwrap_or_else(|| format!("{}/{}", loaded.meta.provider, loaded.meta.model)),
+        (None, Some(loaded)) => model_of(loaded),
         (None, None) => env.default_model()?,
     };
-    let (provider, model_id) = split_model_name(&model)?;
-
-    let mut config = AgentConfig::new(cwd.clone(), model.clone());
-    config.home = env.home();
-    config.endpoints = PROVIDERS
-        .iter()
-        .map(|provider| {
-            let endpoint = env.provider_endpoint(provider);
-            (
-                provider.to_string(),
-                Endpoint {
-                    api_key: endpoint.api_key,
-                    base_url: endpoint.base_url,
-                },
-            )
-        })
-        .collect();
-    if let Some(mode) = &args.permission_mode {
-        config.mode = PermissionMode::parse(mode).ok_or_else(|| {
-            anyhow!(
-                "unknown permission mode `{mode}` (choose one of: {})",
-                PermissionMode::ALL.map(PermissionMode::as_str).join(", ")
-            )
-        })?;
-    }
-    if let Some(max_turns) = args.max_turns {
-        if max_turns == 0 {
-            bail!("--max-turns must be at least 1");
-        }
-        config.max_requests_per_turn = max_turns;
-    }
-    config.rules = rules(args, &mut config)?;
-    config.system_prompt = args.system_prompt.clone();
-    config.append_system_prompt = args.append_system_prompt.clone();
+    let config = agent_config(&args.agent, env, cwd.clone(), model.clone())?;
 
     let mut rewound_prompt = None;
     let session = match previous {
-        None => SessionState {
-            writer: store.create(SessionMeta {
-                cwd,
-                provider: provider.to_string(),
-                model: model_id.to_string(),
-                fork_of: None,
-                fork_at: None,
-            })?,
-            messages: Vec::new(),
-            usage: Default::default(),
-        },
+        None => new_session(&store, cwd, &model)?,
         Some(loaded) => {
             warnings.extend(
                 loaded
@@ -155,9 +106,88 @@ pub fn prepare(args: &Cli, env: &Environment, cwd: PathBuf) -> anyhow::Result<Pr
     })
 }
 
-/// Allow and deny rules from the command line; bare tool names in `--disallowedTools` also
+/// The agent configuration for `cwd` and `model` from the options and the environment.
+pub fn agent_config(
+    options: &AgentOptions,
+    env: &Environment,
+    cwd: PathBuf,
+    model: String,
+) -> anyhow::Result<AgentConfig> {
+    split_model_name(&model)?;
+    let mut config = AgentConfig::new(cwd, model);
+    config.home = env.home();
+    config.endpoints = PROVIDERS
+        .iter()
+        .map(|provider| {
+            let endpoint = env.provider_endpoint(provider);
+            (
+                provider.to_string(),
+                Endpoint {
+                    api_key: endpoint.api_key,
+                    base_url: endpoint.base_url,
+                },
+            )
+        })
+        .collect();
+    if let Some(mode) = &options.permission_mode {
+        config.mode = parse_mode(mode)?;
+    }
+    if let Some(max_turns) = options.max_turns {
+        if max_turns == 0 {
+            bail!("--max-turns must be at least 1");
+        }
+        config.max_requests_per_turn = max_turns;
+    }
+    config.rules = rules(options, &mut config)?;
+    config.system_prompt = options.system_prompt.clone();
+    config.append_system_prompt = options.append_system_prompt.clone();
+    Ok(config)
+}
+
+/// A permission mode by its name, or an error listing the names.
+pub fn parse_mode(name: &str) -> anyhow::Result<PermissionMode> {
+    PermissionMode::parse(name).ok_or_else(|| {
+        anyhow!(
+            "unknown permission mode `{name}` (choose one of: {})",
+            PermissionMode::ALL.map(PermissionMode::as_str).join(", ")
+        )
+    })
+}
+
+/// The model a resumed session continues with: the one that answered last, so a switch made
+/// during the session sticks.
+pub fn model_of(loaded: &LoadedSession) -> String {
+    loaded
+        .messages
+        .iter()
+        .rev()
+        .find_map(|message| message.model.clone())
+        .unwrap_or_else(|| format!("{}/{}", loaded.meta.provider, loaded.meta.model))
+}
+
+/// Creates a new, empty session for `cwd` answered by `model`.
+pub fn new_session(
+    store: &SessionStore,
+    cwd: PathBuf,
+    model: &str,
+) -> anyhow::Result<SessionState> {
+    let (provider, model_id) = split_model_name(model)?;
+    Ok(SessionState {
+        writer: store.create(SessionMeta {
+            cwd,
+            provider: provider.to_string(),
+            model: model_id.to_string(),
+            fork_of: None,
+            fork_at: None,
+        })?,
+        messages: Vec::new(),
+        usage: Default::default(),
+    })
+}
+
+/// Allow and deny rules from the options; bare tool names in `--disallowedTools` also
 /// take the tool away from the model.
-fn rules(args: &Cli, config: &mut AgentConfig) -> anyhow::Result<RuleSet> {
+fn rules(args: &AgentOptions, config: &mut AgentConfig) -> anyhow::Result<RuleSet> {
     let mut rules = RuleSet::default();
     for text in split_rules(&args.allowed_tools) {
         rules

@@ -49,6 +49,7 @@ impl Runner {
                 shared: Arc::clone(&self.shared),
                 cwd: self.config.cwd.clone(),
             })),
+            files: Arc::clone(&self.config.files),
         };
         let calls: Vec<Call<'_>> = calls
             .iter()
@@ -302,14 +303,20 @@ impl Runner {
     }
 }
 
-/// Reports a finished call and turns it into its result block.
-fn finish(events: &EventSink, call: &Call<'_>, output: ToolOutput) -> Block {
+/// Reports a finished call and turns it into its result block; a plan the call set is
+/// reported before its end.
+fn finish(events: &EventSink, call: &Call<'_>, mut output: ToolOutput) -> Block {
     for change in &output.changes {
         events.emit(Event::Diff {
             call_id: call.id.to_string(),
             change: change.clone(),
             applied: true,
         });
+    }
+    if let Some(entries) = output.plan.take()
+        && !output.is_error
+    {
+        events.emit(Event::Plan { entries });
     }
     events.emit(Event::ToolCallEnd {
         call_id: call.id.to_string(),

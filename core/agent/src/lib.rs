@@ -8,6 +8,7 @@
 //! appended to the session file as it is made, so a crash loses nothing written before.
 
 mod calls;
+mod compact;
 mod guard;
 mod prompt;
 mod runner;
@@ -22,7 +23,7 @@ use larik_protocol::{Event, Message, Op, PermissionMode, Usage};
 use larik_providers::{Endpoint, ReasoningEffort, RetryPolicy};
 use larik_sandbox::Sandbox;
 use larik_session::SessionWriter;
-use larik_tools::{ToolLimits, ToolRegistry};
+use larik_tools::{DiskFiles, FileAccess, ToolLimits, ToolRegistry};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -70,6 +71,9 @@ pub struct AgentConfig {
     pub system_prompt: Option<String>,
     /// Added at the end of the system prompt when set.
     pub append_system_prompt: Option<String>,
+    /// Where the file tools read and write text: the disk, or an editor's buffers when a
+    /// front end serves them.
+    pub files: Arc<dyn FileAccess>,
 }
 
 impl AgentConfig {
@@ -92,6 +96,7 @@ impl AgentConfig {
             limits: ToolLimits::default(),
             system_prompt: None,
             append_system_prompt: None,
+            files: Arc::new(DiskFiles),
         }
     }
 }

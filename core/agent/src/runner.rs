@@ -1,5 +1,5 @@
-//! The agent's task: takes ops one at a time, and while a turn runs, keeps taking
-//! interrupts, permission replies and mode changes so they act at once.
+//! The agent's task: takes ops one at a time, and while a turn or a compaction runs, keeps
+//! taking interrupts, permission replies and mode changes so they act at once.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -132,7 +132,7 @@ impl Runner {
         })
     }
 
-    pub(crate) async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
+    pub(crate) async fn run(mut self, ops: mpsc::UnboundedReceiver<Op>) {
         self.events.emit(Event::SessionConfigured {
             session_id: self.session.id().to_string(),
             session_path: self.session.path().display().to_string(),
@@ -142,16 +142,19 @@ impl Runner {
             tools: self.config.tools.names(),
         });
         self.answer_unanswered_calls();
-        let mut queued: VecDeque<Op> = VecDeque::new();
-        let mut ops_open = true;
+        let mut inbox = Inbox {
+            ops,
+            queued: VecDeque::new(),
+            open: true,
+        };
         loop {
-            if !ops_open {
+            if !inbox.open {
                 // The front end is gone: nobody can watch or answer queued work.
                 break;
             }
-            let op = match queued.pop_front() {
+            let op = match inbox.queued.pop_front() {
                 Some(op) => op,
-                None => match ops.recv().await {
+                None => match inbox.ops.recv().await {
                     Some(op) => op,
                     None => break,
                 },
@@ -162,52 +165,14 @@ impl Runner {
                     let shared = Arc::clone(&self.shared);
                     let events = self.events.clone();
                     let turn = self.run_turn(content, cancel.clone());
-                    tokio::pin!(turn);
-                    loop {
-                        tokio::select! {
-                            biased;
-                            op = ops.recv(), if ops_open => match op {
-                                Some(Op::Interrupt) => cancel.cancel(),
-                                Some(Op::PermissionReply { request_id, decision }) => {
-                                    if !shared.answer(&request_id, decision) {
-                                        events.emit(Event::Notice {
-                                            message: format!("no permission request `{request_id}` is waiting; reply ignored"),
-                                        });
-                                    }
-                                }
-                                Some(Op::SetMode { mode }) => {
-                                    shared.set_mode(mode);
-                                    events.emit(Event::ModeChanged { mode });
-                                }
-                                Some(Op::Shutdown) => {
-                                    // Stop now: a turn waiting for a permission reply
-                                    // would otherwise never end.
-                                    cancel.cancel();
-                                    queued.push_front(Op::Shutdown);
-                                }
-                                Some(other) => queued.push_back(other),
-                                None => {
-                                    // The front end is gone: nobody can see or answer this turn.
-                                    ops_open = false;
-                                    cancel.cancel();
-                                }
-                            },
-                            () = &mut turn => break,
-                        }
-                    }
-                    // An interrupt that arrived as the turn ended was meant for it, not for
-                    // a queued turn that would start next.
-                    loop {
-                        match ops.try_recv() {
-                            Ok(Op::Interrupt) => {}
-                            Ok(other) => queued.push_back(other),
-                            Err(mpsc::error::TryRecvError::Empty) => break,
-                            Err(mpsc::error::TryRecvError::Disconnected) => {
-                                ops_open = false;
-                                break;
-                            }
-                        }
-                    }
+                    inbox.drive(turn, &cancel, &shared, &events).await;
+                }
+                Op::Compact { instructions } => {
+                    let cancel = CancellationToken::new();
+                    let shared = Arc::clone(&self.shared);
+                    let events = self.events.clone();
+                    let compaction = self.compact(instructions, cancel.clone());
+                    inbox.drive(compaction, &cancel, &shared, &events).await;
                 }
                 Op::SetMode { mode } => {
                     self.shared.set_mode(mode);
@@ -242,7 +207,7 @@ impl Runner {
     /// A session that ended mid-call (a crash, a kill) holds tool calls without results;
     /// providers reject such a conversation, so each gets an error result before anything
     /// else is sent.
-    fn answer_unanswered_calls(&mut self) {
+    pub(crate) fn answer_unanswered_calls(&mut self) {
         let Some(last) = self.transcript.last() else {
             return;
         };
@@ -283,6 +248,21 @@ impl Runner {
         self.transcript.push(message);
     }
 
+    /// Replaces the conversation with `summary`, in the file and in memory, and returns how
+    /// many messages it replaced. The summary becomes one user message, the shape a resumed
+    /// session loads it as, so a resume continues exactly where this agent does.
+    pub(crate) fn record_compaction(&mut self, summary: &str) -> usize {
+        if let Err(error) = self.session.append_compaction(summary) {
+            self.report_session_error(error);
+        }
+        let replaced = self.transcript.len();
+        self.transcript = vec![Message::user_text(summary)];
+        // The model no longer holds the files' text, so it must read a file again before
+        // editing it, as after a resume.
+        self.reads = Arc::default();
+        replaced
+    }
+
     /// Adds a request's usage to the session file.
     pub(crate) fn record_usage(&mut self, usage: &Usage) {
         if let Err(error) = self.session.append_usage(&self.model_name, usage) {
@@ -299,6 +279,73 @@ impl Runner {
                 kind: larik_protocol::event::ErrorKind::Session,
                 message: format!("the session file can no longer be written: {error}"),
             });
+        }
+    }
+}
+
+/// The ops waiting to be handled, and whether more can arrive.
+struct Inbox {
+    ops: mpsc::UnboundedReceiver<Op>,
+    queued: VecDeque<Op>,
+    open: bool,
+}
+
+impl Inbox {
+    /// Runs `work` (a turn or a compaction) to its end while taking the ops that must act
+    /// at once: interrupts, permission replies, mode changes and shutdown. Everything else
+    /// waits in the queue for `work` to finish.
+    async fn drive(
+        &mut self,
+        work: impl Future<Output = ()>,
+        cancel: &CancellationToken,
+        shared: &Shared,
+        events: &EventSink,
+    ) {
+        tokio::pin!(work);
+        loop {
+            tokio::select! {
+                biased;
+                op = self.ops.recv(), if self.open => match op {
+                    Some(Op::Interrupt) => cancel.cancel(),
+                    Some(Op::PermissionReply { request_id, decision }) => {
+                        if !shared.answer(&request_id, decision) {
+                            events.emit(Event::Notice {
+                                message: format!("no permission request `{request_id}` is waiting; reply ignored"),
+                            });
+                        }
+                    }
+                    Some(Op::SetMode { mode }) => {
+                        shared.set_mode(mode);
+                        events.emit(Event::ModeChanged { mode });
+                    }
+                    Some(Op::Shutdown) => {
+                        // Stop now: a turn waiting for a permission reply would otherwise
+                        // never end.
+                        cancel.cancel();
+                        self.queued.push_front(Op::Shutdown);
+                    }
+                    Some(other) => self.queued.push_back(other),
+                    None => {
+                        // The front end is gone: nobody can see or answer this turn.
+                        self.open = false;
+                        cancel.cancel();
+                    }
+                },
+                () = &mut work => break,
+            }
+        }
+        // An interrupt that arrived as the work ended was meant for it, not for queued work
+        // that would start next.
+        loop {
+            match self.ops.try_recv() {
+                Ok(Op::Interrupt) => {}
+                Ok(other) => self.queued.push_back(other),
+                Err(mpsc::error::TryRecvError::Empty) => break,
+                Err(mpsc::error::TryRecvError::Disconnected) => {
+                    self.open = false;
+                    break;
+                }
+            }
         }
     }
 }

@@ -14,10 +14,19 @@ use crate::guard::LoopGuard;
 use crate::runner::Runner;
 
 /// How one model request ended.
-enum RequestOutcome {
+pub(crate) enum RequestOutcome {
     Done(ModelResponse),
     Cancelled,
     Failed(ProviderError),
+}
+
+/// Whether a request's text and reasoning are streamed to the front end as they arrive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Deltas {
+    /// As `MessageDelta` and `ThoughtDelta` events.
+    Emit,
+    /// Not at all; the caller reports the finished answer its own way.
+    Hide,
 }
 
 impl Runner {
@@ -49,7 +58,8 @@ impl Runner {
                 break StopReason::MaxTurns;
             }
             requests += 1;
-            let response = match self.request_once(&cancel).await {
+            let request = self.model_request(None);
+            let response = match self.request_once(request, &cancel, Deltas::Emit).await {
                 RequestOutcome::Done(response) => response,
                 RequestOutcome::Cancelled => break StopReason::Cancelled,
                 RequestOutcome::Failed(error) => {
@@ -62,13 +72,7 @@ impl Runner {
             };
 
             turn_usage.add(&response.usage);
-            self.usage.add(&response.usage);
-            self.record_usage(&response.usage);
-            self.events.emit(Event::Usage {
-                model: self.model_name.clone(),
-                request: response.usage,
-                total: self.usage,
-            });
+            self.account_usage(&response.usage);
 
             let message = Message::assistant(response.content, self.model_name.clone());
             last_message = message.text();
@@ -117,14 +121,40 @@ impl Runner {
         });
     }
 
-    async fn request_once(&mut self, cancel: &CancellationToken) -> RequestOutcome {
-        let request = Arc::new(ModelRequest {
+    /// The request for the conversation so far, followed by `extra` when given. Every
+    /// request of a context is built here so the system prompt and tools, the prompt-cache
+    /// prefix, are always the same.
+    pub(crate) fn model_request(&self, extra: Option<Message>) -> Arc<ModelRequest> {
+        let mut messages = self.transcript.clone();
+        messages.extend(extra);
+        Arc::new(ModelRequest {
             system: self.system_prompt.clone(),
-            messages: self.transcript.clone(),
+            messages,
             tools: self.tool_specs.clone(),
             max_output_tokens: self.config.max_output_tokens,
             reasoning: self.config.reasoning,
+        })
+    }
+
+    /// Adds one request's usage to the session total, records it and reports it.
+    pub(crate) fn account_usage(&mut self, usage: &Usage) {
+        self.usage.add(usage);
+        self.record_usage(usage);
+        self.events.emit(Event::Usage {
+            model: self.model_name.clone(),
+            request: *usage,
+            total: self.usage,
         });
+    }
+
+    /// Sends `request` (retrying as configured) and streams the answer until it completes,
+    /// fails, or `cancel` fires.
+    pub(crate) async fn request_once(
+        &mut self,
+        request: Arc<ModelRequest>,
+        cancel: &CancellationToken,
+        deltas: Deltas,
+    ) -> RequestOutcome {
         let mut stream = stream_with_retry(Arc::clone(&self.client), request, self.config.retry);
         loop {
             let item = tokio::select! {
@@ -134,10 +164,14 @@ impl Runner {
             };
             match item {
                 Some(Ok(StreamEvent::TextDelta(text))) => {
-                    self.events.emit(Event::MessageDelta { text });
+                    if deltas == Deltas::Emit {
+                        self.events.emit(Event::MessageDelta { text });
+                    }
                 }
                 Some(Ok(StreamEvent::ThinkingDelta(text))) => {
-                    self.events.emit(Event::ThoughtDelta { text });
+                    if deltas == Deltas::Emit {
+                        self.events.emit(Event::ThoughtDelta { text });
+                    }
                 }
                 Some(Ok(StreamEvent::ToolCallStarted { .. })) => {}
                 Some(Ok(StreamEvent::Retrying {
@@ -171,7 +205,7 @@ fn user_block(content: UserContent) -> Block {
     }
 }
 
-fn error_kind(error: &ProviderError) -> ErrorKind {
+pub(crate) fn error_kind(error: &ProviderError) -> ErrorKind {
     match error {
         ProviderError::MissingKey { .. } | ProviderError::Unauthorized { .. } => ErrorKind::Auth,
         ProviderError::BadRequest { .. } => ErrorKind::BadRequest,

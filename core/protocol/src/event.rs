@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::permission::{PermissionMode, PermissionOption};
-use crate::tool::{FileChange, FileLocation, ToolCallStatus, ToolKind};
+use crate::tool::{FileChange, FileLocation, PlanEntry, ToolCallStatus, ToolKind};
 use crate::usage::Usage;
 
 /// Why a turn ended.
@@ -191,6 +191,19 @@ pub enum Event {
         request: Usage,
         /// The session (this branch) so far.
         total: Usage,
+    },
+    /// The model's plan for the turn, complete each time (it replaces the previous one).
+    Plan {
+        /// The entries, in order.
+        entries: Vec<PlanEntry>,
+    },
+    /// The conversation was compacted: from the next request on, the model sees `summary`
+    /// in place of every earlier message.
+    Compacted {
+        /// The summary that replaced the conversation.
+        summary: String,
+        /// How many messages it replaced.
+        messages_replaced: u32,
     },
     /// The permission mode changed.
     ModeChanged {

@@ -14,6 +14,8 @@ pub mod usage;
 pub use event::{Event, StopReason};
 pub use op::{Op, UserContent};
 pub use permission::{PermissionDecision, PermissionMode, PermissionOption, PermissionOptionKind};
-pub use tool::{FileChange, FileLocation, ToolCallStatus, ToolKind};
+pub use tool::{
+    FileChange, FileLocation, PlanEntry, PlanPriority, PlanStatus, ToolCallStatus, ToolKind,
+};
 pub use transcript::{Block, Message, ResultPart, Role};
 pub use usage::Usage;

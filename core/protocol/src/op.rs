@@ -50,6 +50,15 @@ pub enum Op {
         /// The new model name.
         model: String,
     },
+    /// Replace the conversation so far with a summary the model writes, keeping what the
+    /// work needs and freeing the context window. Runs as a turn of its own: it is queued
+    /// behind a running turn, ends with [`crate::Event::TurnComplete`] and can be
+    /// interrupted (the conversation then stays as it was).
+    Compact {
+        /// What the summary should keep, in the user's words.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        instructions: Option<String>,
+    },
     /// Stop the agent; a running turn is cancelled first, as by [`Op::Interrupt`].
     Shutdown,
 }

@@ -60,3 +60,40 @@ pub struct FileChange {
     /// The new text.
     pub new_text: String,
 }
+
+/// The state of one entry in the model's plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanStatus {
+    /// Not started.
+    Pending,
+    /// Being worked on.
+    InProgress,
+    /// Done.
+    Completed,
+}
+
+/// How much an entry of the plan matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanPriority {
+    /// Do first.
+    High,
+    /// The usual.
+    #[default]
+    Medium,
+    /// When there is time.
+    Low,
+}
+
+/// One entry of the task list the model keeps for a turn (the `todo_write` tool).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanEntry {
+    /// What is to be done, in the imperative ("Add the parser").
+    pub content: String,
+    /// Its state.
+    pub status: PlanStatus,
+    /// Its priority.
+    #[serde(default)]
+    pub priority: PlanPriority,
+}

@@ -8,6 +8,7 @@
 pub mod anthropic;
 pub mod error;
 mod http;
+pub mod models;
 pub mod openai_responses;
 pub mod pricing;
 pub mod replay;
@@ -22,6 +23,7 @@ use larik_protocol::{Block, Message, Usage};
 use serde_json::Value;
 
 pub use error::ProviderError;
+pub use models::{KNOWN_MODELS, KnownModel, context_window, known_model};
 pub use retry::{RetryPolicy, stream_with_retry};
 
 /// A tool as offered to the model.

@@ -101,7 +101,7 @@ pub(crate) fn new_session_id(now: SystemTime) -> String {
 }
 
 /// An RFC 3339 UTC timestamp with milliseconds, e.g. `2025-01-31T23:59:59.123Z`.
-pub(crate) fn rfc3339(now: SystemTime) -> String {
+pub fn rfc3339(now: SystemTime) -> String {
     let t = UtcTime::from(now);
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",

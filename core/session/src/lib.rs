@@ -11,7 +11,7 @@ mod load;
 mod store;
 mod writer;
 
-pub use entry::{SessionMeta, utc_date};
+pub use entry::{SessionMeta, rfc3339, utc_date};
 pub use error::SessionError;
 pub use load::LoadedSession;
 pub use store::{SessionInfo, SessionStore, cwd_slug};

@@ -129,6 +129,20 @@ pub(crate) fn first_prompt(path: &Path) -> Option<String> {
     None
 }
 
+/// The working directory in a session file's meta entry (its first line).
+pub(crate) fn meta_cwd(path: &Path) -> Option<PathBuf> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(path).ok()?;
+    let line = std::io::BufReader::new(file).lines().next()?.ok()?;
+    match parse_line(&line) {
+        Line::Entry(entry) => match entry.body {
+            EntryBody::Meta { meta } => Some(meta.meta.cwd),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// The session id a file stands for: its name without the extension.
 pub(crate) fn session_id_of(path: &Path) -> String {
     path.file_stem()

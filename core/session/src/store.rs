@@ -9,7 +9,7 @@ use larik_protocol::Message;
 
 use crate::entry::{SessionMeta, new_session_id};
 use crate::error::SessionError;
-use crate::load::{self, LoadedSession, first_prompt, session_id_of};
+use crate::load::{self, LoadedSession, first_prompt, meta_cwd, session_id_of};
 use crate::writer::SessionWriter;
 
 /// How much of the first prompt a listing shows.
@@ -126,6 +126,39 @@ impl SessionStore {
                 .then(b.modified.cmp(&a.modified))
                 .then(b.id.cmp(&a.id))
         });
+        Ok(sessions)
+    }
+
+    /// The sessions of every project, newest first, each with the working directory its
+    /// meta entry names (files without a readable meta entry are left out).
+    pub fn list_all(&self) -> Result<Vec<(PathBuf, SessionInfo)>, SessionError> {
+        let dir = self.sessions_dir();
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(err) => return Err(SessionError::io(&dir, err)),
+        };
+        let mut sessions = Vec::new();
+        for entry in entries {
+            let project = entry.map_err(|err| SessionError::io(&dir, err))?.path();
+            if !project.is_dir() {
+                continue;
+            }
+            // Any session file of the project names its cwd; the slug alone is lossy.
+            let listed = std::fs::read_dir(&project)
+                .map_err(|err| SessionError::io(&project, err))?
+                .filter_map(Result::ok)
+                .map(|file| file.path())
+                .find_map(|path| meta_cwd(&path));
+            let Some(cwd) = listed else { continue };
+            if self.project_dir(&cwd) != project {
+                continue;
+            }
+            for info in self.list(&cwd)? {
+                sessions.push((cwd.clone(), info));
+            }
+        }
+        sessions.sort_by(|(_, a), (_, b)| b.modified.cmp(&a.modified).then(b.id.cmp(&a.id)));
         Ok(sessions)
     }
 

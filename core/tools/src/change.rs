@@ -1,17 +1,17 @@
-//! Planning a file change and then making it atomically.
+//! Planning a file change and then making it.
 //!
 //! `write`, `edit` and `multi_edit` all compute the whole new text first (a
 //! [`PlannedChange`]), which serves both the preview shown before the permission step and
-//! the run. Committing writes a temporary file beside the target and renames it over, so a
-//! crash or a full disk never leaves a half-written file, and keeps the mode of the file it
-//! replaces.
+//! the run. The text before comes from, and the text after goes to, the context's
+//! [`FileAccess`], so an editor's unsaved buffer is what gets changed; whether the file
+//! exists or is a directory is asked of the disk.
 
-use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use larik_protocol::FileChange;
+
+use crate::FileAccess;
 
 /// Why a file could not be read as text or written.
 #[derive(Debug, thiserror::Error)]
@@ -55,93 +55,51 @@ impl PlannedChange {
         }
     }
 
-    /// Writes the new text: creates missing parent directories, then writes atomically.
-    pub fn commit(&self, shown: &str) -> Result<(), ChangeError> {
-        let io_error = |action, source| ChangeError::Io {
-            action,
-            path: shown.to_string(),
-            source,
-        };
-        // Writing through a symlink must replace the file it points to, not the link.
-        let target = match fs::canonicalize(&self.path) {
-            Ok(real) => real,
-            Err(error) if error.kind() == io::ErrorKind::NotFound => self.path.clone(),
-            Err(error) => return Err(io_error("resolve", error)),
-        };
-        if let Some(parent) = target.parent() {
-            fs::create_dir_all(parent)
-                .map_err(|error| io_error("create the directory of", error))?;
-        }
-        write_atomically(&target, self.new_text.as_bytes())
-            .map_err(|error| io_error("write", error))
+    /// Writes the new text through `files`.
+    pub async fn commit(&self, files: &dyn FileAccess, shown: &str) -> Result<(), ChangeError> {
+        files
+            .write_text(&self.path, &self.new_text)
+            .await
+            .map_err(|source| ChangeError::Io {
+                action: "write",
+                path: shown.to_string(),
+                source,
+            })
     }
 }
 
-/// The text of the file at `path`, `None` when it does not exist. With `lossy`, bytes
-/// that are not UTF-8 are replaced rather than refused (for a file about to be replaced
-/// whole).
-pub fn read_text(path: &Path, shown: &str, lossy: bool) -> Result<Option<String>, ChangeError> {
-    match fs::metadata(path) {
-        Ok(meta) if meta.is_dir() => return Err(ChangeError::IsDirectory(shown.to_string())),
-        Ok(_) => {}
-        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(error) => {
-            return Err(ChangeError::Io {
-                action: "read",
-                path: shown.to_string(),
-                source: error,
-            });
-        }
-    }
-    let bytes = fs::read(path).map_err(|source| ChangeError::Io {
+/// The text of the file at `path` as `files` serves it, `None` when it does not exist.
+/// With `lossy`, bytes that are not UTF-8 are replaced rather than refused (for a file
+/// about to be replaced whole).
+pub async fn read_text(
+    files: &dyn FileAccess,
+    path: &Path,
+    shown: &str,
+    lossy: bool,
+) -> Result<Option<String>, ChangeError> {
+    let io_error = |source| ChangeError::Io {
         action: "read",
         path: shown.to_string(),
         source,
-    })?;
-    match String::from_utf8(bytes) {
-        Ok(text) => Ok(Some(text)),
-        Err(error) if lossy => Ok(Some(String::from_utf8_lossy(error.as_bytes()).into_owned())),
-        Err(_) => Err(ChangeError::NotText(shown.to_string())),
-    }
-}
-
-/// Distinguishes temporary files of concurrent writes within this process.
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Writes `bytes` to a new file beside `target` and renames it over `target`, keeping the
-/// permissions of an existing `target`.
-fn write_atomically(target: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = target.parent().unwrap_or(Path::new("/"));
-    let name = target
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let existing_permissions = fs::metadata(target).ok().map(|meta| meta.permissions());
-    let (temp_path, mut file) = loop {
-        let unique = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let candidate = dir.join(format!(".{name}.larik-{}-{unique}.tmp", std::process::id()));
-        match fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&candidate)
-        {
-            Ok(file) => break (candidate, file),
-            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(error) => return Err(error),
-        }
     };
-    let result = (|| {
-        file.write_all(bytes)?;
-        if let Some(permissions) = existing_permissions {
-            file.set_permissions(permissions)?;
-        }
-        file.sync_all()?;
-        drop(file);
-        fs::rename(&temp_path, target)
-    })();
-    if result.is_err() {
-        // Best effort: the temporary file is garbage once the write failed.
-        let _ = fs::remove_file(&temp_path);
+    match tokio::fs::metadata(path).await {
+        Ok(meta) if meta.is_dir() => return Err(ChangeError::IsDirectory(shown.to_string())),
+        Ok(_) => {}
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(io_error(error)),
     }
-    result
+    match files.read_text(path).await {
+        Ok(text) => Ok(Some(text)),
+        // Removed between the two looks: it no longer exists.
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
+        // A seam that speaks text cannot hand over the bytes; the disk has them.
+        Err(error) if error.kind() == io::ErrorKind::InvalidData && lossy => {
+            let bytes = tokio::fs::read(path).await.map_err(io_error)?;
+            Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+        }
+        Err(error) if error.kind() == io::ErrorKind::InvalidData => {
+            Err(ChangeError::NotText(shown.to_string()))
+        }
+        Err(error) => Err(io_error(error)),
+    }
 }

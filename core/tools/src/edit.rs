@@ -144,11 +144,15 @@ fn not_found_hint(text: &str, old: &str) -> String {
     "; read the file again to see its current text".to_string()
 }
 
-fn plan(input: Value, ctx: &ToolContext) -> Result<(PlannedChange, String, String), ToolOutput> {
+async fn plan(
+    input: Value,
+    ctx: &ToolContext,
+) -> Result<(PlannedChange, String, String), ToolOutput> {
     let input: EditInput = input::parse("edit", input)?;
     let path = paths::resolve(&ctx.cwd, &input.file_path);
     let shown = paths::display(&ctx.cwd, &path);
-    let old_text = change::read_text(&path, &shown, false)
+    let old_text = change::read_text(ctx.files.as_ref(), &path, &shown, false)
+        .await
         .map_err(|error| ToolOutput::error(format!("Cannot edit: {error}.")))?;
     if old_text.is_some() {
         require_read(ctx, &path, &shown)?;
@@ -241,21 +245,22 @@ impl Tool for EditTool {
 
     async fn preview(&self, input: &Value, ctx: &ToolContext) -> Option<FileChange> {
         let (input, ctx) = (input.clone(), ctx.clone());
-        tokio::task::spawn_blocking(move || {
+        input::guarded_preview(async move {
             plan(input, &ctx)
+                .await
                 .ok()
                 .map(|(planned, ..)| planned.to_file_change())
         })
         .await
-        .ok()
-        .flatten()
     }
 
     async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
         let ctx = ctx.clone();
-        input::blocking(move || match plan(input, &ctx) {
-            Ok((planned, shown, message)) => commit(&planned, &shown, message, &ctx),
-            Err(error) => error,
+        input::guarded(async move {
+            match plan(input, &ctx).await {
+                Ok((planned, shown, message)) => commit(&planned, &shown, message, &ctx).await,
+                Err(error) => error,
+            }
         })
         .await
     }

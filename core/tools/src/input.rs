@@ -1,4 +1,5 @@
-//! Decoding a call's JSON input into a tool's typed input.
+//! Decoding a call's JSON input into a tool's typed input, and running a call's work so
+//! that a panic stays inside the call.
 //!
 //! Models send malformed input now and then (a missing field, a string where a number
 //! belongs); the message names the tool and the field so the model can retry.
@@ -28,4 +29,24 @@ where
     tokio::task::spawn_blocking(work)
         .await
         .unwrap_or_else(|error| ToolOutput::error(format!("The tool failed internally: {error}")))
+}
+
+/// Runs a call's file work on a task of its own, so that a panic in it becomes an error
+/// output rather than a crash of the agent.
+pub async fn guarded<F>(work: F) -> ToolOutput
+where
+    F: Future<Output = ToolOutput> + Send + 'static,
+{
+    tokio::spawn(work)
+        .await
+        .unwrap_or_else(|error| ToolOutput::error(format!("The tool failed internally: {error}")))
+}
+
+/// Computes a preview on a task of its own; a panic in it means no preview.
+pub async fn guarded_preview<F, T>(work: F) -> Option<T>
+where
+    F: Future<Output = Option<T>> + Send + 'static,
+    T: Send + 'static,
+{
+    tokio::spawn(work).await.ok().flatten()
 }

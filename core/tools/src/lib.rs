@@ -7,11 +7,15 @@
 //! through [`larik_sandbox::Sandbox`]. Existing files change only after the model has
 //! read them, as the [`ReadTracker`] in the context records. Searches skip the paths the
 //! context's [`PathFilter`] hides, so a deny rule cannot be sidestepped by searching a
-//! parent directory.
+//! parent directory. The file tools read and write text through the context's
+//! [`FileAccess`], so an editor can serve its unsaved buffers and take the writes;
+//! searches and commands see the disk. `todo_write` changes nothing: it hands the model's
+//! task list to the agent as [`ToolOutput::plan`].
 
 mod bash;
 mod change;
 mod edit;
+mod files;
 mod glob;
 mod grep;
 mod input;
@@ -19,6 +23,7 @@ mod multi_edit;
 mod output;
 mod paths;
 mod read;
+mod todo;
 mod tracker;
 mod walk;
 mod write;
@@ -27,17 +32,19 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use larik_protocol::{FileChange, FileLocation, ResultPart, ToolKind};
+use larik_protocol::{FileChange, FileLocation, PlanEntry, ResultPart, ToolKind};
 use larik_sandbox::Sandbox;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use bash::BashTool;
 pub use edit::EditTool;
+pub use files::{DiskFiles, FileAccess};
 pub use glob::GlobTool;
 pub use grep::GrepTool;
 pub use multi_edit::MultiEditTool;
 pub use read::ReadTool;
+pub use todo::TodoWriteTool;
 pub use tracker::{ReadTracker, StaleRead};
 pub use write::WriteTool;
 
@@ -87,6 +94,9 @@ pub struct ToolContext {
     /// that something was left out, without naming it. A call's own target is checked
     /// by the permission step before the call runs, not here.
     pub hidden: Option<Arc<dyn PathFilter>>,
+    /// Where `read`, `write`, `edit` and `multi_edit` get and put file text: the disk
+    /// ([`DiskFiles`]) or an editor's buffers.
+    pub files: Arc<dyn FileAccess>,
 }
 
 /// Decides which files and directories a search must not show the model, e.g. those a
@@ -105,6 +115,9 @@ pub struct ToolOutput {
     pub is_error: bool,
     /// Files the call changed, for diffs.
     pub changes: Vec<FileChange>,
+    /// The model's task list, complete, when the call set it (`todo_write`); the agent
+    /// reports it as a plan event.
+    pub plan: Option<Vec<PlanEntry>>,
 }
 
 impl ToolOutput {
@@ -121,7 +134,7 @@ impl ToolOutput {
         ToolOutput {
             content: vec![ResultPart::text(message)],
             is_error: true,
-            changes: Vec::new(),
+            ..ToolOutput::default()
         }
     }
 }
@@ -187,6 +200,7 @@ impl ToolRegistry {
         registry.register(Arc::new(BashTool));
         registry.register(Arc::new(GrepTool));
         registry.register(Arc::new(GlobTool));
+        registry.register(Arc::new(TodoWriteTool));
         registry
     }
 

@@ -3,13 +3,14 @@
 //! Output looks like `cat -n`, so the model can cite line numbers and pick an `offset` to
 //! read on. Guards keep the model from pulling in directories, binaries and huge files
 //! whole, and the output stops at the character limit; each guard's message says what to
-//! do instead. A successful read is recorded in the [`ReadTracker`], which lets the edit
-//! tools change the file.
+//! do instead. The text comes from the context's [`crate::FileAccess`] (an editor may
+//! serve its unsaved buffer); whether the file exists, its size and image bytes come from
+//! the disk. A successful read is recorded in the [`crate::ReadTracker`], which lets the
+//! edit tools change the file.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
-use std::sync::Arc;
+use std::io::{BufRead, BufReader, ErrorKind, Read};
+use std::path::{Path, PathBuf};
 
 use larik_protocol::{FileLocation, ResultPart, ToolKind};
 use serde::Deserialize;
@@ -17,7 +18,7 @@ use serde_json::{Value, json};
 
 use crate::input::{self, str_field};
 use crate::output::cut_line;
-use crate::{CallTarget, ReadTracker, Tool, ToolContext, ToolLimits, ToolOutput, paths};
+use crate::{CallTarget, Tool, ToolContext, ToolLimits, ToolOutput, paths};
 
 /// Reads a file as numbered lines, or an image as an image.
 #[derive(Debug, Clone, Copy, Default)]
@@ -110,21 +111,12 @@ impl Tool for ReadTool {
         };
         let path = paths::resolve(&ctx.cwd, &input.file_path);
         let shown = paths::display(&ctx.cwd, &path);
-        let limits = ctx.limits;
-        let reads = Arc::clone(&ctx.reads);
-        input::blocking(move || {
-            read(
-                &path,
-                &shown,
-                Window {
-                    offset: input.offset,
-                    limit: input.limit,
-                },
-                limits,
-                &reads,
-            )
-        })
-        .await
+        let window = Window {
+            offset: input.offset,
+            limit: input.limit,
+        };
+        let ctx = ctx.clone();
+        input::guarded(async move { read(path, shown, window, &ctx).await }).await
     }
 }
 
@@ -135,22 +127,12 @@ struct Window {
     limit: Option<u64>,
 }
 
-fn read(
-    path: &Path,
-    shown: &str,
-    window: Window,
-    limits: ToolLimits,
-    reads: &ReadTracker,
-) -> ToolOutput {
+async fn read(path: PathBuf, shown: String, window: Window, ctx: &ToolContext) -> ToolOutput {
     // Taken before reading: if the file changes meanwhile, the next edit sees a stale
     // stamp and asks for a fresh read rather than trusting a mixed view.
-    let meta = match std::fs::metadata(path) {
+    let meta = match tokio::fs::metadata(&path).await {
         Ok(meta) => meta,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            return ToolOutput::error(format!(
-                "File does not exist: {shown}. Check the path, or use glob to find the file."
-            ));
-        }
+        Err(error) if error.kind() == ErrorKind::NotFound => return not_found(&shown),
         Err(error) => return ToolOutput::error(format!("Could not read {shown}: {error}")),
     };
     if meta.is_dir() {
@@ -161,43 +143,79 @@ fn read(
     if window.limit == Some(0) {
         return ToolOutput::error("limit must be at least 1.");
     }
-    let output = if let Some(media_type) = image_media_type(path) {
-        read_image(path, shown, media_type, meta.len(), limits)
+    let (limits, size) = (ctx.limits, meta.len());
+    let output = if let Some(media_type) = image_media_type(&path) {
+        let path = path.clone();
+        input::blocking(move || read_image(&path, &shown, media_type, size, limits)).await
     } else {
-        read_text(path, shown, window, meta.len(), limits)
+        read_text(&path, shown, window, size, ctx).await
     };
     if !output.is_error {
-        reads.record(path, &meta);
+        ctx.reads.record(&path, &meta);
     }
     output
 }
 
-fn read_text(
-    path: &Path,
-    shown: &str,
-    window: Window,
-    size: u64,
-    limits: ToolLimits,
-) -> ToolOutput {
-    if size > limits.read_max_bytes && window.offset.is_none() && window.limit.is_none() {
-        return ToolOutput::error(format!(
-            "{shown} is {size} bytes, more than the {} bytes read returns at once. Pass offset and limit to read a part of it, or use grep to find the lines you need.",
-            limits.read_max_bytes
-        ));
-    }
-    match read_lines(path, shown, window, limits) {
-        Ok(output) => output,
-        Err(error) => ToolOutput::error(format!("Could not read {shown}: {error}")),
-    }
+fn not_found(shown: &str) -> ToolOutput {
+    ToolOutput::error(format!(
+        "File does not exist: {shown}. Check the path, or use glob to find the file."
+    ))
 }
 
-fn read_lines(
+/// The numbered lines of a text file; its text comes from the context's
+/// [`crate::FileAccess`], so an editor's unsaved buffer is what the model sees.
+async fn read_text(
     path: &Path,
+    shown: String,
+    window: Window,
+    size: u64,
+    ctx: &ToolContext,
+) -> ToolOutput {
+    let limits = ctx.limits;
+    if size > limits.read_max_bytes {
+        if window.offset.is_none() && window.limit.is_none() {
+            return ToolOutput::error(format!(
+                "{shown} is {size} bytes, more than the {} bytes read returns at once. Pass offset and limit to read a part of it, or use grep to find the lines you need.",
+                limits.read_max_bytes
+            ));
+        }
+        // Only a window is wanted: stream it from disk rather than load all of a file this
+        // big through the seam.
+        let path = path.to_path_buf();
+        return input::blocking(move || {
+            let lines = File::open(&path)
+                .and_then(|file| numbered(BufReader::new(file), &shown, window, limits));
+            lines.unwrap_or_else(|error| {
+                ToolOutput::error(format!("Could not read {shown}: {error}"))
+            })
+        })
+        .await;
+    }
+    let bytes = match ctx.files.read_text(path).await {
+        Ok(text) => text.into_bytes(),
+        // Not UTF-8: a seam that speaks text cannot hand over the bytes, so they come from
+        // the disk and show with replacement characters.
+        Err(error) if error.kind() == ErrorKind::InvalidData => match tokio::fs::read(path).await {
+            Ok(bytes) => bytes,
+            Err(error) => return ToolOutput::error(format!("Could not read {shown}: {error}")),
+        },
+        Err(error) if error.kind() == ErrorKind::NotFound => return not_found(&shown),
+        Err(error) => return ToolOutput::error(format!("Could not read {shown}: {error}")),
+    };
+    input::blocking(move || {
+        numbered(bytes.as_slice(), &shown, window, limits)
+            .unwrap_or_else(|error| ToolOutput::error(format!("Could not read {shown}: {error}")))
+    })
+    .await
+}
+
+/// Formats the lines of `reader` that `window` asks for, `cat -n` style.
+fn numbered(
+    mut reader: impl BufRead,
     shown: &str,
     window: Window,
     limits: ToolLimits,
 ) -> std::io::Result<ToolOutput> {
-    let mut reader = BufReader::new(File::open(path)?);
     let sniff = reader.fill_buf()?;
     if sniff[..sniff.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
         return Ok(ToolOutput::error(format!(

@@ -1,7 +1,7 @@
 //! The `write` tool: a whole file's new content.
 //!
-//! Creates the file (and its parent directories) or replaces it; the write is atomic and
-//! keeps an existing file's mode. Replacing an existing file needs a read of it first (see
+//! Creates the file (and its parent directories) or replaces it, through the context's
+//! [`crate::FileAccess`] (on disk: atomically, keeping an existing file's mode). Replacing an existing file needs a read of it first (see
 //! [`crate::ReadTracker`]). The change is reported for a diff and can be previewed.
 
 use std::path::Path;
@@ -25,11 +25,12 @@ struct WriteInput {
 }
 
 /// The change a write makes and the path to show.
-fn plan(input: Value, ctx: &ToolContext) -> Result<(PlannedChange, String), ToolOutput> {
+async fn plan(input: Value, ctx: &ToolContext) -> Result<(PlannedChange, String), ToolOutput> {
     let input: WriteInput = input::parse("write", input)?;
     let path = paths::resolve(&ctx.cwd, &input.file_path);
     let shown = paths::display(&ctx.cwd, &path);
-    let old_text = change::read_text(&path, &shown, true)
+    let old_text = change::read_text(ctx.files.as_ref(), &path, &shown, true)
+        .await
         .map_err(|error| ToolOutput::error(format!("Cannot write: {error}.")))?;
     if old_text.is_some() {
         require_read(ctx, &path, &shown)?;
@@ -96,20 +97,19 @@ impl Tool for WriteTool {
 
     async fn preview(&self, input: &Value, ctx: &ToolContext) -> Option<FileChange> {
         let (input, ctx) = (input.clone(), ctx.clone());
-        tokio::task::spawn_blocking(move || {
+        input::guarded_preview(async move {
             plan(input, &ctx)
+                .await
                 .ok()
                 .map(|(planned, _)| planned.to_file_change())
         })
         .await
-        .ok()
-        .flatten()
     }
 
     async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
         let ctx = ctx.clone();
-        input::blocking(move || {
-            let (planned, shown) = match plan(input, &ctx) {
+        input::guarded(async move {
+            let (planned, shown) = match plan(input, &ctx).await {
                 Ok(planned) => planned,
                 Err(error) => return error,
             };
@@ -125,6 +125,7 @@ impl Tool for WriteTool {
                 format!("{verb} {shown} ({lines} lines)."),
                 &ctx,
             )
+            .await
         })
         .await
     }
@@ -138,15 +139,16 @@ pub(crate) fn require_read(ctx: &ToolContext, path: &Path, shown: &str) -> Resul
         .map_err(|error| ToolOutput::error(format!("{error}.")))
 }
 
-/// Writes `planned` and reports it with `message`, or the error. The written state counts
-/// as read, so the next edit of the file needs no fresh read.
-pub(crate) fn commit(
+/// Writes `planned` through the context's [`crate::FileAccess`] and reports it with
+/// `message`, or the error. The written state counts as read, so the next edit of the file
+/// needs no fresh read.
+pub(crate) async fn commit(
     planned: &PlannedChange,
     shown: &str,
     message: String,
     ctx: &ToolContext,
 ) -> ToolOutput {
-    match planned.commit(shown) {
+    match planned.commit(ctx.files.as_ref(), shown).await {
         Ok(()) => {
             ctx.reads.record_current(&planned.path);
             ToolOutput {

@@ -2,11 +2,13 @@
 
 mod bash;
 mod edit;
+mod files;
 mod glob;
 mod grep;
 mod multi_edit;
 mod read;
 mod registry;
+mod todo;
 mod write;
 
 use std::fs::File;
@@ -16,7 +18,9 @@ use std::time::{Duration, SystemTime};
 
 use larik_protocol::transcript::result_text;
 use larik_sandbox::Sandbox;
-use larik_tools::{PathFilter, ReadTool, ReadTracker, Tool, ToolContext, ToolLimits, ToolOutput};
+use larik_tools::{
+    DiskFiles, PathFilter, ReadTool, ReadTracker, Tool, ToolContext, ToolLimits, ToolOutput,
+};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -34,6 +38,7 @@ pub fn context_with(dir: &Path, limits: ToolLimits) -> ToolContext {
         limits,
         reads: Arc::new(ReadTracker::default()),
         hidden: None,
+        files: Arc::new(DiskFiles),
     }
 }
 

@@ -15,6 +15,7 @@ fn every_builtin_is_registered_with_an_object_schema() {
             "grep",
             "multi_edit",
             "read",
+            "todo_write",
             "write"
         ]
     );
@@ -30,10 +31,11 @@ fn every_builtin_is_registered_with_an_object_schema() {
     assert_eq!(kind("multi_edit"), ToolKind::Edit);
     assert_eq!(kind("bash"), ToolKind::Execute);
     assert_eq!(kind("grep"), ToolKind::Search);
+    assert_eq!(kind("todo_write"), ToolKind::Think);
     let read_only: Vec<String> = registry
         .iter()
         .filter(|tool| tool.read_only())
         .map(|tool| tool.name().to_string())
         .collect();
-    assert_eq!(read_only, ["glob", "grep", "read"]);
+    assert_eq!(read_only, ["glob", "grep", "read", "todo_write"]);
 }

@@ -1,0 +1,188 @@
+//! The session settings an editor shows as pickers: permission modes (`session/set_mode`)
+//! and the `mode` and `model` config options (`session/set_config_option`), plus the
+//! slash commands the editor's prompt box completes.
+
+use agent_client_protocol::v1::schema::{
+    AvailableCommand, AvailableCommandInput, SessionConfigKind, SessionConfigOption,
+    SessionConfigOptionCategory, SessionConfigSelectOption, SessionConfigSelectOptions,
+    SessionMode, SessionModeState, UnstructuredCommandInput,
+};
+use larik_protocol::PermissionMode;
+use larik_providers::{KNOWN_MODELS, known_model};
+
+/// The config option id of the permission mode.
+pub const MODE_OPTION: &str = "mode";
+/// The config option id of the model.
+pub const MODEL_OPTION: &str = "model";
+
+/// A human name and description for each mode.
+pub fn mode_text(mode: PermissionMode) -> (&'static str, &'static str) {
+    match mode {
+        PermissionMode::Default => ("Default", "Ask before edits and commands"),
+        PermissionMode::AcceptEdits => (
+            "Accept Edits",
+            "Edit files in the project without asking; ask before commands",
+        ),
+        PermissionMode::Plan => ("Plan", "Read and search only; no edits, no commands"),
+        PermissionMode::BypassPermissions => {
+            ("Bypass Permissions", "Run everything without asking")
+        }
+    }
+}
+
+/// The modes, with `current` selected.
+pub fn mode_state(current: PermissionMode) -> SessionModeState {
+    SessionModeState::new(
+        current.as_str(),
+        PermissionMode::ALL
+            .iter()
+            .map(|mode| {
+                let (name, description) = mode_text(*mode);
+                SessionMode::new(mode.as_str(), name).description(description.to_string())
+            })
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// The models to offer: every known model of a provider with a key, plus the current one.
+pub fn offered_models(current: &str, providers_with_keys: &[String]) -> Vec<String> {
+    let mut models: Vec<String> = KNOWN_MODELS
+        .iter()
+        .filter(|known| providers_with_keys.iter().any(|p| p == known.provider))
+        .map(|known| known.name())
+        .collect();
+    if !models.iter().any(|model| model == current) {
+        models.insert(0, current.to_string());
+    }
+    models
+}
+
+/// The config options for a session on `model` in `mode`.
+pub fn config_options(
+    mode: PermissionMode,
+    model: &str,
+    offered: &[String],
+) -> Vec<SessionConfigOption> {
+    let modes = PermissionMode::ALL
+        .iter()
+        .map(|mode| {
+            let (name, description) = mode_text(*mode);
+            SessionConfigSelectOption::new(mode.as_str(), name).description(description.to_string())
+        })
+        .collect::<Vec<_>>();
+    let models = offered
+        .iter()
+        .map(|name| {
+            let label = known_model(name).map_or(name.as_str(), |known| known.label);
+            SessionConfigSelectOption::new(name.clone(), label.to_string())
+                .description(name.clone())
+        })
+        .collect::<Vec<_>>();
+    vec![
+        SessionConfigOption::select(MODE_OPTION, "Mode", mode.as_str(), modes)
+            .category(SessionConfigOptionCategory::Mode)
+            .description("When Larik asks before acting".to_string()),
+        SessionConfigOption::select(MODEL_OPTION, "Model", model.to_string(), models)
+            .category(SessionConfigOptionCategory::Model)
+            .description("The model that answers".to_string()),
+    ]
+}
+
+/// The value a select option has now.
+pub fn current_value(option: &SessionConfigOption) -> Option<String> {
+    match &option.kind {
+        SessionConfigKind::Select(select) => Some(select.current_value.to_string()),
+        _ => None,
+    }
+}
+
+/// Whether a select option lists `value`.
+pub fn offers(option: &SessionConfigOption, value: &str) -> bool {
+    match &option.kind {
+        SessionConfigKind::Select(select) => match &select.options {
+            SessionConfigSelectOptions::Ungrouped(options) => options
+                .iter()
+                .any(|option| option.value.to_string() == value),
+            SessionConfigSelectOptions::Grouped(groups) => groups
+                .iter()
+                .flat_map(|group| &group.options)
+                .any(|option| option.value.to_string() == value),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Makes `value` the current value of a select option.
+pub fn select(option: &mut SessionConfigOption, value: &str) {
+    if let SessionConfigKind::Select(select) = &mut option.kind {
+        select.current_value = value.to_string().into();
+    }
+}
+
+/// The slash commands every session has.
+pub fn commands() -> Vec<AvailableCommand> {
+    let with_hint = |name: &str, description: &str, hint: &str| {
+        AvailableCommand::new(name, description).input(AvailableCommandInput::Unstructured(
+            UnstructuredCommandInput::new(hint),
+        ))
+    };
+    vec![
+        with_hint(
+            "compact",
+            "Replace the conversation with a summary to free the context window",
+            "what the summary should keep (optional)",
+        ),
+        with_hint(
+            "model",
+            "Show the models or switch to one",
+            "provider/model (optional)",
+        ),
+        with_hint(
+            "mode",
+            "Show the permission modes or switch to one",
+            "default | acceptEdits | plan | bypassPermissions (optional)",
+        ),
+        AvailableCommand::new("cost", "Show the tokens and cost of this session"),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    #[test]
+    fn config_options_select_the_current_mode_and_model() {
+        let offered = offered_models("openai/gpt-5", &["openai".to_string()]);
+        assert!(offered.contains(&"openai/gpt-5-mini".to_string()));
+        assert!(!offered.iter().any(|model| model.starts_with("anthropic/")));
+        let options = config_options(PermissionMode::Plan, "openai/gpt-5", &offered);
+        let value = serde_json::to_value(&options).expect("serializes");
+        assert_eq!(value[0]["id"], "mode");
+        assert_eq!(value[0]["category"], "mode");
+        assert_eq!(value[0]["currentValue"], "plan");
+        assert_eq!(value[1]["id"], "model");
+        assert_eq!(value[1]["currentValue"], "openai/gpt-5");
+        let values: Vec<&Value> = value[1]["options"]
+            .as_array()
+            .expect("options")
+            .iter()
+            .map(|option| &option["value"])
+            .collect();
+        assert!(values.contains(&&json!("openai/gpt-5-mini")));
+    }
+
+    #[test]
+    fn an_unknown_current_model_is_still_offered() {
+        let offered = offered_models("anthropic/claude-next", &[]);
+        assert_eq!(offered, ["anthropic/claude-next"]);
+    }
+
+    #[test]
+    fn modes_list_all_four_with_the_current_one() {
+        let value = serde_json::to_value(mode_state(PermissionMode::AcceptEdits)).expect("ok");
+        assert_eq!(value["currentModeId"], "acceptEdits");
+        assert_eq!(value["availableModes"].as_array().map(Vec::len), Some(4));
+    }
+}
