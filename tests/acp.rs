@@ -273,6 +273,14 @@ fn enqueue_read_edit_run(server: &FakeModelServer, lib: &str) {
         turn()
             .thinking("Let me look at the code.", "sig-1")
             .text("Reading.")
+            .tool_call(
+                "t1",
+                "todo_write",
+                json!({"todos": [
+                    {"content": "Read the code", "status": "in_progress"},
+                    {"content": "Change greet", "status": "pending", "priority": "high"},
+                ]}),
+            )
             .tool_call("r1", "read", json!({"file_path": "README.md"}))
             .tool_call("r2", "read", json!({"file_path": lib}))
             .usage(1000, 50),
@@ -340,6 +348,17 @@ async fn prompt_with_reads_an_edit_and_a_command(sdk: Sdk) {
         .filter_map(|update| update["content"]["text"].as_str())
         .collect();
     assert_eq!(thoughts, "Let me look at the code.");
+
+    let plans = log.updates("plan");
+    assert_eq!(plans.len(), 1, "{plans:?}");
+    assert_eq!(
+        plans[0]["entries"],
+        json!([
+            {"content": "Read the code", "status": "in_progress", "priority": "medium"},
+            {"content": "Change greet", "status": "pending", "priority": "high"},
+        ])
+    );
+    assert_eq!(log.tool_call("t1")["kind"], "think");
 
     let read = log.tool_call("r2");
     assert_eq!(read["kind"], "read");
@@ -414,7 +433,7 @@ async fn prompt_with_reads_an_edit_and_a_command(sdk: Sdk) {
 
     let usage = log.updates("usage_update");
     let last = usage.last().expect("usage updates");
-    assert_eq!(last["used"], 1410);
+    assert_eq!(last["used"], 1410, "context in use after the last request");
     assert_eq!(last["size"], 200_000);
     assert_eq!(last["cost"]["currency"], "USD");
     assert!(
@@ -792,7 +811,9 @@ async fn python_sdk_slash_commands_and_an_image_prompt() {
                     {"request": "session/prompt", "name": "image", "params": {
                         "sessionId": "$session", "prompt": [
                             {"type": "text", "text": "what is this?"},
-                            {"type": "image", "mimeType": "image/png", "data": png}]}},
+                            {"type": "image", "mimeType": "image/png", "data": png},
+                            {"type": "resource", "resource": {
+                                "uri": "file:///notes/colours.md", "text": "red means stop"}}]}},
                     prompt("compact", "/compact keep the colour"),
                     prompt("mode", "/mode plan"),
                     prompt("cost", "/cost"),
@@ -808,6 +829,10 @@ async fn python_sdk_slash_commands_and_an_image_prompt() {
     assert_eq!(requests.len(), 3);
     let image_request = requests[0].body.to_string();
     assert!(image_request.contains(png), "the image reached the model");
+    assert!(
+        image_request.contains("<context ref=\\\"file:///notes/colours.md\\\">\\nred means stop"),
+        "the embedded resource reached the model: {image_request}"
+    );
     let compact_request = requests[1].body.to_string();
     assert!(compact_request.contains("keep the colour"));
     // After /compact the model sees the summary in place of the conversation.
@@ -1060,6 +1085,140 @@ async fn malformed_and_wrong_requests_get_errors_and_serving_goes_on() {
         .body
         .to_string();
     assert!(last.contains("hi") && last.contains("again"), "{last}");
+    raw.finish().await;
+    harness.server.assert_no_violations();
+}
+
+/// The text of the agent message chunks among `messages`.
+fn chunks_text(messages: &[Value]) -> String {
+    messages
+        .iter()
+        .filter(|message| message["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
+        .filter_map(|message| message["params"]["update"]["content"]["text"].as_str())
+        .collect()
+}
+
+impl Raw {
+    /// Sends a request and collects every message up to its response (included).
+    async fn request_collecting(&mut self, method: &str, params: Value) -> Vec<Value> {
+        self.next_id += 1;
+        let id = json!(self.next_id);
+        self.send_line(
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
+        )
+        .await;
+        let mut messages = Vec::new();
+        loop {
+            let message = self.next_message().await;
+            let done = message["id"] == id && message.get("method").is_none();
+            messages.push(message);
+            if done {
+                return messages;
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thinking_and_model_switch_through_config_options_and_slash_commands() {
+    let harness = Harness::new().await;
+    let mut raw = harness.raw();
+    raw.request("initialize", json!({"protocolVersion": 1}))
+        .await;
+    let created = raw
+        .request(
+            "session/new",
+            json!({"cwd": harness.cwd(), "mcpServers": []}),
+        )
+        .await;
+    let session_id = created["result"]["sessionId"].clone();
+    let thought = created["result"]["configOptions"]
+        .as_array()
+        .expect("options")
+        .iter()
+        .find(|option| option["id"] == "thought_level")
+        .cloned()
+        .expect("a thought level option");
+    assert_eq!(thought["currentValue"], "default");
+
+    let set = raw
+        .request(
+            "session/set_config_option",
+            json!({"sessionId": session_id, "configId": "thought_level", "value": "high"}),
+        )
+        .await;
+    let options = set["result"]["configOptions"]
+        .as_array()
+        .expect("options")
+        .clone();
+    assert!(
+        options
+            .iter()
+            .any(|o| o["id"] == "thought_level" && o["currentValue"] == "high")
+    );
+    let unknown = raw
+        .request(
+            "session/set_config_option",
+            json!({"sessionId": session_id, "configId": "colour", "value": "red"}),
+        )
+        .await;
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+
+    harness.server.enqueue(
+        turn()
+            .thinking("Deep thought.", "sig")
+            .text("42")
+            .usage(10, 1),
+    );
+    let answered = raw
+        .request(
+            "session/prompt",
+            json!({"sessionId": session_id, "prompt": [{"type": "text", "text": "think"}]}),
+        )
+        .await;
+    assert_eq!(answered["result"]["stopReason"], "end_turn");
+    let body = &harness.server.requests()[0].body;
+    assert_eq!(body["thinking"]["type"], "enabled", "{body}");
+
+    // `/model` without a name lists the models; with a bad one it says why; a good one
+    // switches the next request.
+    let listed = raw
+        .request_collecting(
+            "session/prompt",
+            json!({"sessionId": session_id, "prompt": [{"type": "text", "text": "/model"}]}),
+        )
+        .await;
+    assert!(chunks_text(&listed).contains("anthropic/claude-haiku-4-5"));
+    let bad = raw
+        .request_collecting(
+            "session/prompt",
+            json!({"sessionId": session_id, "prompt": [{"type": "text", "text": "/model nonsense"}]}),
+        )
+        .await;
+    assert_eq!(
+        bad.last().expect("response")["result"]["stopReason"],
+        "end_turn"
+    );
+    assert!(chunks_text(&bad).contains("Error"), "{bad:?}");
+    let switched = raw
+        .request_collecting(
+            "session/prompt",
+            json!({"sessionId": session_id, "prompt": [{"type": "text", "text": "/model anthropic/claude-haiku-4-5"}]}),
+        )
+        .await;
+    assert!(switched.iter().any(|message| {
+        message["params"]["update"]["sessionUpdate"] == "config_option_update"
+            && message["params"]["update"]["configOptions"][1]["currentValue"]
+                == "anthropic/claude-haiku-4-5"
+    }));
+    harness.server.enqueue(turn().text("quick").usage(10, 1));
+    raw.request(
+        "session/prompt",
+        json!({"sessionId": session_id, "prompt": [{"type": "text", "text": "again"}]}),
+    )
+    .await;
+    let body = &harness.server.requests()[1].body;
+    assert_eq!(body["model"], "claude-haiku-4-5", "{body}");
     raw.finish().await;
     harness.server.assert_no_violations();
 }

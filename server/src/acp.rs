@@ -44,7 +44,7 @@ use crate::cli::AgentOptions;
 use crate::setup;
 use content::{SlashCommand, slash_command, user_content};
 use files::EditorFiles;
-use options::{MODE_OPTION, MODEL_OPTION, commands, mode_state};
+use options::{MODE_OPTION, MODEL_OPTION, THOUGHT_OPTION, commands, mode_state};
 use session::{Command, LocalReply, Start, Work};
 
 /// Serves ACP on stdin/stdout until the editor closes the connection.
@@ -400,17 +400,19 @@ impl Server {
             client.fs.write_text_file,
         ));
         let mode = config.mode;
+        let reasoning = config.reasoning;
         let usage: Usage = session.usage;
         let agent = larik_agent::spawn(config, session).map_err(internal)?;
         let providers_with_keys = self.providers_with_keys();
         let offered = options::offered_models(&model, &providers_with_keys);
-        let config_options = options::config_options(mode, &model, &offered);
+        let config_options = options::config_options(mode, &model, reasoning, &offered);
         let commands = session::spawn(Start {
             session_id: session_id.clone(),
             agent,
             connection,
             mode,
             model,
+            reasoning,
             providers_with_keys,
             usage,
         });
@@ -535,6 +537,9 @@ impl Server {
         let command = match config_id.as_str() {
             MODE_OPTION => Command::SetMode(setup::parse_mode(&value).map_err(invalid_params_of)?),
             MODEL_OPTION => Command::SetModel(value.clone()),
+            THOUGHT_OPTION => {
+                Command::SetReasoning(options::parse_thought(&value).map_err(invalid_params)?)
+            }
             _ => return Err(invalid_params(format!("no config option `{config_id}`"))),
         };
         commands

@@ -179,6 +179,10 @@ impl Runner {
                     self.events.emit(Event::ModeChanged { mode });
                 }
                 Op::SetModel { model } => self.switch_model(model),
+                Op::SetReasoning { effort } => {
+                    self.config.reasoning = effort;
+                    self.events.emit(Event::ReasoningChanged { effort });
+                }
                 Op::Interrupt => {}
                 Op::PermissionReply { request_id, .. } => self.events.emit(Event::Notice {
                     message: format!(

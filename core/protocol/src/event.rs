@@ -210,6 +210,11 @@ pub enum Event {
         /// The new mode.
         mode: PermissionMode,
     },
+    /// How hard the model thinks changed (`None`: the provider's default).
+    ReasoningChanged {
+        /// The new effort.
+        effort: Option<crate::op::ReasoningEffort>,
+    },
     /// The model changed.
     ModelChanged {
         /// The new model.

@@ -12,7 +12,7 @@ pub mod transcript;
 pub mod usage;
 
 pub use event::{Event, StopReason};
-pub use op::{Op, UserContent};
+pub use op::{Op, ReasoningEffort, UserContent};
 pub use permission::{PermissionDecision, PermissionMode, PermissionOption, PermissionOptionKind};
 pub use tool::{
     FileChange, FileLocation, PlanEntry, PlanPriority, PlanStatus, ToolCallStatus, ToolKind,

@@ -22,6 +22,41 @@ pub enum UserContent {
     },
 }
 
+/// How hard the model should think, for models that reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningEffort {
+    /// Little reasoning.
+    Low,
+    /// The default.
+    Medium,
+    /// Much reasoning.
+    High,
+}
+
+impl ReasoningEffort {
+    /// Every effort, least first.
+    pub const ALL: [ReasoningEffort; 3] = [
+        ReasoningEffort::Low,
+        ReasoningEffort::Medium,
+        ReasoningEffort::High,
+    ];
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasoningEffort::Low => "low",
+            ReasoningEffort::Medium => "medium",
+            ReasoningEffort::High => "high",
+        }
+    }
+
+    /// The effort with this wire name.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|effort| effort.as_str() == name)
+    }
+}
+
 /// An operation submitted to a running agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -49,6 +84,12 @@ pub enum Op {
     SetModel {
         /// The new model name.
         model: String,
+    },
+    /// Set how hard the model thinks from the next request on; `None` leaves it to the
+    /// provider's default (no extended thinking for Anthropic models).
+    SetReasoning {
+        /// The effort.
+        effort: Option<ReasoningEffort>,
     },
     /// Replace the conversation so far with a summary the model writes, keeping what the
     /// work needs and freeing the context window. Runs as a turn of its own: it is queued

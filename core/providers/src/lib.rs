@@ -23,6 +23,7 @@ use larik_protocol::{Block, Message, Usage};
 use serde_json::Value;
 
 pub use error::ProviderError;
+pub use larik_protocol::ReasoningEffort;
 pub use models::{KNOWN_MODELS, KnownModel, context_window, known_model};
 pub use retry::{RetryPolicy, stream_with_retry};
 
@@ -35,17 +36,6 @@ pub struct ToolSpec {
     pub description: String,
     /// JSON schema of its input object.
     pub input_schema: Value,
-}
-
-/// How hard the model should think, for models that reason.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReasoningEffort {
-    /// Little reasoning.
-    Low,
-    /// The default.
-    Medium,
-    /// Much reasoning.
-    High,
 }
 
 /// One request, in neutral form. The provider module renders it in its wire format.

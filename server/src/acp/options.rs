@@ -7,13 +7,32 @@ use agent_client_protocol::v1::schema::{
     SessionConfigOptionCategory, SessionConfigSelectOption, SessionConfigSelectOptions,
     SessionMode, SessionModeState, UnstructuredCommandInput,
 };
-use larik_protocol::PermissionMode;
+use larik_protocol::{PermissionMode, ReasoningEffort};
 use larik_providers::{KNOWN_MODELS, known_model};
 
 /// The config option id of the permission mode.
 pub const MODE_OPTION: &str = "mode";
 /// The config option id of the model.
 pub const MODEL_OPTION: &str = "model";
+/// The config option id of the reasoning effort.
+pub const THOUGHT_OPTION: &str = "thought_level";
+/// The thought level value that leaves the effort to the provider.
+pub const DEFAULT_THOUGHT: &str = "default";
+
+/// The thought level value for an effort.
+pub fn thought_value(effort: Option<ReasoningEffort>) -> &'static str {
+    effort.map_or(DEFAULT_THOUGHT, ReasoningEffort::as_str)
+}
+
+/// The effort a thought level value stands for; `Err` for an unknown value.
+pub fn parse_thought(value: &str) -> Result<Option<ReasoningEffort>, String> {
+    if value == DEFAULT_THOUGHT {
+        return Ok(None);
+    }
+    ReasoningEffort::parse(value)
+        .map(Some)
+        .ok_or_else(|| format!("unknown thought level `{value}`"))
+}
 
 /// A human name and description for each mode.
 pub fn mode_text(mode: PermissionMode) -> (&'static str, &'static str) {
@@ -57,10 +76,12 @@ pub fn offered_models(current: &str, providers_with_keys: &[String]) -> Vec<Stri
     models
 }
 
-/// The config options for a session on `model` in `mode`.
+/// The config options for a session on `model` in `mode`; the thought level only for the
+/// known models, which all reason.
 pub fn config_options(
     mode: PermissionMode,
     model: &str,
+    reasoning: Option<ReasoningEffort>,
     offered: &[String],
 ) -> Vec<SessionConfigOption> {
     let modes = PermissionMode::ALL
@@ -78,14 +99,39 @@ pub fn config_options(
                 .description(name.clone())
         })
         .collect::<Vec<_>>();
-    vec![
+    let mut options = vec![
         SessionConfigOption::select(MODE_OPTION, "Mode", mode.as_str(), modes)
             .category(SessionConfigOptionCategory::Mode)
             .description("When Larik asks before acting".to_string()),
         SessionConfigOption::select(MODEL_OPTION, "Model", model.to_string(), models)
             .category(SessionConfigOptionCategory::Model)
             .description("The model that answers".to_string()),
-    ]
+    ];
+    if known_model(model).is_some() {
+        let mut levels = vec![
+            SessionConfigSelectOption::new(DEFAULT_THOUGHT, "Default")
+                .description("The model's own default".to_string()),
+        ];
+        levels.extend(ReasoningEffort::ALL.map(|effort| {
+            let name = match effort {
+                ReasoningEffort::Low => "Low",
+                ReasoningEffort::Medium => "Medium",
+                ReasoningEffort::High => "High",
+            };
+            SessionConfigSelectOption::new(effort.as_str(), name)
+        }));
+        options.push(
+            SessionConfigOption::select(
+                THOUGHT_OPTION,
+                "Thinking",
+                thought_value(reasoning),
+                levels,
+            )
+            .category(SessionConfigOptionCategory::ThoughtLevel)
+            .description("How hard the model thinks before answering".to_string()),
+        );
+    }
+    options
 }
 
 /// The value a select option has now.
@@ -157,7 +203,7 @@ mod tests {
         let offered = offered_models("openai/gpt-5", &["openai".to_string()]);
         assert!(offered.contains(&"openai/gpt-5-mini".to_string()));
         assert!(!offered.iter().any(|model| model.starts_with("anthropic/")));
-        let options = config_options(PermissionMode::Plan, "openai/gpt-5", &offered);
+        let options = config_options(PermissionMode::Plan, "openai/gpt-5", None, &offered);
         let value = serde_json::to_value(&options).expect("serializes");
         assert_eq!(value[0]["id"], "mode");
         assert_eq!(value[0]["category"], "mode");
@@ -171,6 +217,23 @@ mod tests {
             .map(|option| &option["value"])
             .collect();
         assert!(values.contains(&&json!("openai/gpt-5-mini")));
+        assert_eq!(value[2]["id"], "thought_level");
+        assert_eq!(value[2]["category"], "thought_level");
+        assert_eq!(value[2]["currentValue"], "default");
+    }
+
+    #[test]
+    fn thought_levels_round_trip_and_unknown_models_have_none() {
+        for effort in [
+            None,
+            Some(ReasoningEffort::Low),
+            Some(ReasoningEffort::High),
+        ] {
+            assert_eq!(parse_thought(thought_value(effort)), Ok(effort));
+        }
+        assert!(parse_thought("extreme").is_err());
+        let options = config_options(PermissionMode::Default, "openai/custom", None, &[]);
+        assert_eq!(options.len(), 2);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use agent_client_protocol::v1::{ConnectionTo, Responder};
 use larik_agent::AgentHandle;
 use larik_protocol::{
     Event, Op, PermissionDecision, PermissionMode, PermissionOption, PermissionOptionKind,
-    StopReason, ToolCallStatus, Usage, UserContent,
+    ReasoningEffort, StopReason, ToolCallStatus, Usage, UserContent,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -63,6 +63,8 @@ pub enum Command {
     SetMode(PermissionMode),
     /// Switch the model for the next request.
     SetModel(String),
+    /// Switch the reasoning effort for the next request.
+    SetReasoning(Option<ReasoningEffort>),
     /// The current config options.
     ConfigOptions(oneshot::Sender<Vec<SessionConfigOption>>),
     /// The editor answered a permission request.
@@ -88,6 +90,8 @@ pub struct Start {
     pub mode: PermissionMode,
     /// The model.
     pub model: String,
+    /// The reasoning effort.
+    pub reasoning: Option<ReasoningEffort>,
     /// Providers with an API key, for the model picker.
     pub providers_with_keys: Vec<String>,
     /// Usage so far (a resumed session keeps its total).
@@ -103,6 +107,7 @@ pub fn spawn(start: Start) -> mpsc::UnboundedSender<Command> {
         connection: start.connection,
         mode: start.mode,
         model: start.model,
+        reasoning: start.reasoning,
         providers_with_keys: start.providers_with_keys,
         usage: start.usage,
         commands: sender.clone(),
@@ -136,6 +141,7 @@ struct SessionTask {
     connection: ConnectionTo<Client>,
     mode: PermissionMode,
     model: String,
+    reasoning: Option<ReasoningEffort>,
     providers_with_keys: Vec<String>,
     usage: Usage,
     commands: mpsc::UnboundedSender<Command>,
@@ -197,6 +203,9 @@ impl SessionTask {
             Command::SetModel(model) => {
                 let _ = self.ops.send(Op::SetModel { model });
             }
+            Command::SetReasoning(effort) => {
+                let _ = self.ops.send(Op::SetReasoning { effort });
+            }
             Command::ConfigOptions(reply) => {
                 let _ = reply.send(self.config_options());
             }
@@ -220,6 +229,7 @@ impl SessionTask {
         config_options(
             self.mode,
             &self.model,
+            self.reasoning,
             &offered_models(&self.model, &self.providers_with_keys),
         )
     }
@@ -390,6 +400,13 @@ impl SessionTask {
                 self.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
                     mode.as_str(),
                 )));
+                self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
+                    self.config_options(),
+                )));
+                return;
+            }
+            Event::ReasoningChanged { effort } => {
+                self.reasoning = *effort;
                 self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
                     self.config_options(),
                 )));
