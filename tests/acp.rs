@@ -555,7 +555,21 @@ async fn typescript_sdk_permission_deny_keeps_the_file() {
         )
         .await;
     assert_eq!(log.response("p")["stopReason"], "end_turn");
-    assert_eq!(log.tool_call("w1")["status"], "failed");
+    let refused = log.tool_call("w1");
+    assert_eq!(refused["status"], "failed");
+    // The proposed diff was shown for review, but a refused write changed nothing.
+    assert!(
+        log.updates("tool_call_update")
+            .iter()
+            .any(|update| update["toolCallId"] == "w1" && update["content"][0]["type"] == "diff"),
+        "the proposal was shown"
+    );
+    assert!(
+        refused["content"]
+            .as_array()
+            .is_some_and(|content| content.iter().all(|item| item["type"] != "diff")),
+        "{refused}"
+    );
     assert_eq!(log.tool_call("b1")["status"], "failed");
     assert!(!harness.cwd().join("notes.txt").exists());
     assert!(!harness.cwd().join("made-by-bash").exists());
@@ -1132,6 +1146,13 @@ async fn thinking_and_model_switch_through_config_options_and_slash_commands() {
         )
         .await;
     let session_id = created["result"]["sessionId"].clone();
+    // The slash commands follow the response that told the editor the session id.
+    let commands = raw.next_message().await;
+    assert_eq!(
+        commands["params"]["update"]["sessionUpdate"], "available_commands_update",
+        "{commands}"
+    );
+    assert_eq!(commands["params"]["sessionId"], session_id);
     let thought = created["result"]["configOptions"]
         .as_array()
         .expect("options")

@@ -83,7 +83,17 @@ async fn serve(server: Arc<Server>) -> Result<(), Error> {
         )
         .on_receive_request(
             async move |request: NewSessionRequest, responder, connection| {
-                responder.respond_with_result(s2.new_session(request, connection))
+                let created = s2.new_session(request, connection.clone());
+                let session_id = created
+                    .as_ref()
+                    .ok()
+                    .map(|created| created.session_id.clone());
+                responder.respond_with_result(created)?;
+                // The editor learns the session id from the response; updates come after it.
+                if let Some(session_id) = session_id {
+                    announce_commands(&session_id, &connection);
+                }
+                Ok(())
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -219,7 +229,7 @@ impl Server {
                     .embedded_context(true)
                     .audio(false),
             )
-            // MCP servers are accepted and kept; connecting to them is not built yet.
+            // MCP server lists are accepted; connecting to them is not built yet.
             .mcp_capabilities(McpCapabilities::new().http(false).sse(false))
             .session_capabilities(
                 SessionCapabilities::new()
@@ -277,9 +287,8 @@ impl Server {
             model,
             session,
             &request.mcp_servers,
-            connection.clone(),
+            connection,
         )?;
-        self.after_start(&session_id, &connection);
         Ok(NewSessionResponse::new(session_id)
             .modes(mode_state(mode))
             .config_options(config))
@@ -295,6 +304,17 @@ impl Server {
         for update in updates::history_updates(&loaded.messages, &ToolRegistry::builtin()) {
             connection
                 .send_notification(SessionNotification::new(request.session_id.clone(), update))?;
+        }
+        if !loaded.warnings.is_empty() {
+            // Lines of a damaged file that were skipped: the user should know what is missing.
+            let text = format!(
+                "\n\n_Some lines of this session's file could not be read and were skipped: {}._\n\n",
+                loaded.warnings.join("; ")
+            );
+            connection.send_notification(SessionNotification::new(
+                request.session_id.clone(),
+                updates::agent_text(text),
+            ))?;
         }
         let (mode, config) = self
             .reopen(
@@ -355,7 +375,7 @@ impl Server {
                 .map_err(|_| gone(session_id))?;
             let config = options.await.map_err(|_| gone(session_id))?;
             let mode = mode_of(&config);
-            self.after_start(session_id, connection);
+            announce_commands(session_id, connection);
             return Ok((mode, config));
         }
         let model = self
@@ -377,7 +397,7 @@ impl Server {
             mcp_servers,
             connection.clone(),
         )?;
-        self.after_start(session_id, connection);
+        announce_commands(session_id, connection);
         Ok(started)
     }
 
@@ -418,14 +438,6 @@ impl Server {
         });
         lock(&self.sessions).insert(session_id.to_string(), Live { commands });
         Ok((mode, config_options))
-    }
-
-    /// Tells the editor the slash commands, once the session exists for it.
-    fn after_start(&self, session_id: &SessionId, connection: &ConnectionTo<Client>) {
-        let _ = connection.send_notification(SessionNotification::new(
-            session_id.clone(),
-            SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands())),
-        ));
     }
 
     fn list_sessions(&self, request: ListSessionsRequest) -> Result<ListSessionsResponse, Error> {
@@ -548,6 +560,14 @@ impl Server {
         options::select(option, &value);
         Ok(SetSessionConfigOptionResponse::new(config))
     }
+}
+
+/// Tells the editor the slash commands of a session it knows.
+fn announce_commands(session_id: &SessionId, connection: &ConnectionTo<Client>) {
+    let _ = connection.send_notification(SessionNotification::new(
+        session_id.clone(),
+        SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands())),
+    ));
 }
 
 fn invalid_params_of(error: impl std::fmt::Display) -> Error {

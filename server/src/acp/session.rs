@@ -115,6 +115,7 @@ pub fn spawn(start: Start) -> mpsc::UnboundedSender<Command> {
         waiting: VecDeque::new(),
         pending_permissions: HashSet::new(),
         diffs: HashMap::new(),
+        applied: HashSet::new(),
         last_error: None,
     };
     tokio::spawn(task.run(start.agent, receiver));
@@ -152,6 +153,8 @@ struct SessionTask {
     /// Diffs of each call of the running turn, kept so later updates of the call (which
     /// replace its content) still show them.
     diffs: HashMap<String, Vec<ToolCallContent>>,
+    /// Calls of the running turn whose change is on disk.
+    applied: HashSet<String>,
     /// The last error of the running turn, for its response.
     last_error: Option<String>,
 }
@@ -248,6 +251,7 @@ impl SessionTask {
             };
             self.last_error = None;
             self.diffs.clear();
+            self.applied.clear();
             let until = match work {
                 Work::Turn(content) => {
                     let _ = self.ops.send(Op::UserTurn { content });
@@ -354,8 +358,13 @@ impl SessionTask {
                 return;
             }
             Event::Diff {
-                call_id, change, ..
+                call_id,
+                change,
+                applied,
             } => {
+                if *applied {
+                    self.applied.insert(call_id.clone());
+                }
                 let diffs = self.diffs.entry(call_id.clone()).or_default();
                 // A proposed change and the applied one are the same edit: show it once.
                 diffs.retain(|existing| !same_path(existing, &change.path));
@@ -373,6 +382,10 @@ impl SessionTask {
                 output,
             } => {
                 let mut content = self.diffs.remove(call_id).unwrap_or_default();
+                if !self.applied.remove(call_id) {
+                    // A proposal that was refused or failed changed nothing: no diff to show.
+                    content.clear();
+                }
                 content.push(text_content(output));
                 self.notify(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
                     call_id.clone(),
@@ -425,9 +438,10 @@ impl SessionTask {
             }
             Event::Error { message, .. } => {
                 self.last_error = Some(message.clone());
-                if self.running_until(Until::ModelSwitched) {
+                if self.running_until(Until::ModelSwitched) || self.running.is_none() {
+                    // A failed switch (from `/model` or from the picker between prompts):
+                    // the model did not change, so show the editor the one still in use.
                     self.notify(agent_text(format!("**Error:** {message}")));
-                    // The model did not change: show the editor the one still in use.
                     self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
                         self.config_options(),
                     )));
