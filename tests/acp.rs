@@ -1243,3 +1243,114 @@ async fn thinking_and_model_switch_through_config_options_and_slash_commands() {
     raw.finish().await;
     harness.server.assert_no_violations();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_waits_for_the_agent_and_sessions_stay_in_their_project() {
+    let harness = Harness::new().await;
+    let mut raw = harness.raw();
+    raw.request("initialize", json!({"protocolVersion": 1}))
+        .await;
+    let created = raw
+        .request(
+            "session/new",
+            json!({"cwd": harness.cwd(), "mcpServers": []}),
+        )
+        .await;
+    let session_id = created["result"]["sessionId"].clone();
+
+    // Config changes apply in the order they were sent, even back to back.
+    for (id, value) in [
+        (901, "bypassPermissions"),
+        (902, "plan"),
+        (903, "bypassPermissions"),
+    ] {
+        raw.send_line(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "session/set_config_option",
+                "params": {"sessionId": session_id, "configId": "mode", "value": value}})
+            .to_string(),
+        )
+        .await;
+    }
+    // The answers may come in any order.
+    let mut answered = Vec::new();
+    while answered.len() < 3 {
+        let message = raw.next_message().await;
+        if message.get("method").is_none() {
+            assert!(message["result"].is_object(), "{message}");
+            answered.push(message["id"].clone());
+        }
+    }
+    let modes = raw
+        .request_collecting(
+            "session/prompt",
+            json!({"sessionId": session_id, "prompt": [{"type": "text", "text": "/mode"}]}),
+        )
+        .await;
+    assert!(
+        chunks_text(&modes).contains("Current mode: `bypassPermissions`"),
+        "{modes:?}"
+    );
+
+    // A prompt runs a long command; closing the session answers the prompt `cancelled`
+    // and answers the close only once the agent has finished the session file.
+    harness.server.enqueue(
+        turn()
+            .tool_call("b1", "bash", json!({"command": "sleep 30"}))
+            .usage(10, 1),
+    );
+    raw.send_line(
+        &json!({"jsonrpc": "2.0", "id": 910, "method": "session/prompt",
+            "params": {"sessionId": session_id, "prompt": [{"type": "text", "text": "wait"}]}})
+        .to_string(),
+    )
+    .await;
+    loop {
+        let message = raw.next_message().await;
+        if message["params"]["update"]["status"] == "in_progress" {
+            break;
+        }
+    }
+    raw.send_line(
+        &json!({"jsonrpc": "2.0", "id": 911, "method": "session/close",
+            "params": {"sessionId": session_id}})
+        .to_string(),
+    )
+    .await;
+    let prompt = raw.response(&json!(910)).await;
+    assert_eq!(prompt["result"]["stopReason"], "cancelled", "{prompt}");
+    let closed = raw.response(&json!(911)).await;
+    assert!(closed["result"].is_object(), "{closed}");
+    let file = std::fs::read_to_string(&harness.session_files()[0]).expect("session file");
+    let results = file.matches("\"call_id\":\"b1\"").count();
+    assert_eq!(results, 1, "the call has exactly one result: {file}");
+
+    // The session belongs to its project: another directory does not find it.
+    let elsewhere = tempfile::tempdir().expect("other dir");
+    let wrong = raw
+        .request(
+            "session/load",
+            json!({"sessionId": session_id, "cwd": elsewhere.path(), "mcpServers": []}),
+        )
+        .await;
+    assert_eq!(wrong["error"]["code"], -32002, "{wrong}");
+    let relative = raw
+        .request("session/list", json!({"cwd": "some/relative/dir"}))
+        .await;
+    assert_eq!(relative["error"]["code"], -32602, "{relative}");
+    let loaded = raw
+        .request_collecting(
+            "session/load",
+            json!({"sessionId": session_id, "cwd": harness.cwd(), "mcpServers": []}),
+        )
+        .await;
+    assert!(
+        loaded.last().expect("answer")["result"].is_object(),
+        "{loaded:?}"
+    );
+    assert!(loaded.iter().any(|message| {
+        message["params"]["update"]["toolCallId"] == "b1"
+            && message["params"]["update"]["status"] == "failed"
+    }));
+    raw.finish().await;
+    harness.server.assert_no_violations();
+}

@@ -202,7 +202,7 @@ impl Runner {
                 self.events.emit(Event::ModelChanged { model });
             }
             Err(error) => self.events.emit(Event::Error {
-                kind: larik_protocol::event::ErrorKind::Other,
+                kind: larik_protocol::event::ErrorKind::ModelSwitch,
                 message: format!("cannot switch to `{model}`: {error}"),
             }),
         }

@@ -58,6 +58,8 @@ pub enum ErrorKind {
     Protocol,
     /// The session file could not be written.
     Session,
+    /// An [`crate::Op::SetModel`] failed; the model in use did not change.
+    ModelSwitch,
     /// Anything else.
     Other,
 }

@@ -19,16 +19,43 @@ pub(crate) type ByteStream = BoxStream<'static, Result<Bytes, ProviderError>>;
 const EXCERPT_CHARS: usize = 200;
 
 /// Builds the HTTP client of one provider client.
+///
+/// Each client gets its own connection pool (a pool must not outlive the runtime its
+/// connections run on), but all share one TLS configuration: building it loads and parses
+/// the system's root certificates, which costs milliseconds every time.
 pub(crate) fn build_client(provider: &str) -> Result<reqwest::Client, ProviderError> {
+    let failed = |message: String| ProviderError::Connection {
+        provider: provider.to_string(),
+        message: format!("cannot build the HTTP client: {message}"),
+    };
     reqwest::Client::builder()
+        .tls_backend_preconfigured(shared_tls().map_err(failed)?)
         .connect_timeout(Duration::from_secs(30))
         // A stream that sends nothing for this long is dead; the retry layer starts over.
         .read_timeout(Duration::from_secs(300))
         .build()
-        .map_err(|err| ProviderError::Connection {
-            provider: provider.to_string(),
-            message: format!("cannot build the HTTP client: {}", error_chain(&err)),
-        })
+        .map_err(|err| failed(error_chain(&err)))
+}
+
+/// The process's TLS client configuration: the platform's root certificates, HTTP/2 or 1.1.
+fn shared_tls() -> Result<rustls::ClientConfig, String> {
+    static SHARED: std::sync::OnceLock<rustls::ClientConfig> = std::sync::OnceLock::new();
+    if let Some(config) = SHARED.get() {
+        return Ok(config.clone());
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let verifier = rustls_platform_verifier::Verifier::new(provider.clone())
+        .map_err(|err| format!("cannot load the root certificates: {err}"))?;
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|err| err.to_string())?
+        .dangerous()
+        // The platform verifier is the one a default client uses; only its roots are cached.
+        .with_custom_certificate_verifier(std::sync::Arc::new(verifier))
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    // Two sessions starting at once may both build one; either is fine to keep.
+    Ok(SHARED.get_or_init(|| config).clone())
 }
 
 /// Checks an endpoint: returns the authentication header value (`key_prefix` then the key)
@@ -328,6 +355,17 @@ pub(crate) fn excerpt(body: &str) -> String {
 mod tests {
     use super::*;
     use reqwest::header::HeaderValue;
+
+    #[test]
+    fn clients_share_one_tls_configuration_offering_http2() {
+        assert!(build_client("anthropic").is_ok());
+        assert!(build_client("openai").is_ok());
+        let config = shared_tls().expect("the platform's roots load");
+        assert_eq!(
+            config.alpn_protocols,
+            [b"h2".to_vec(), b"http/1.1".to_vec()]
+        );
+    }
 
     #[test]
     fn auth_statuses_are_unauthorized_with_the_provider_message() {

@@ -16,14 +16,19 @@ use agent_client_protocol::v1::schema::{
     StopReason as AcpStopReason, ToolCallContent, ToolCallUpdate, ToolCallUpdateFields,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Error, ErrorCode};
 use larik_agent::AgentHandle;
+use larik_protocol::event::ErrorKind;
 use larik_protocol::{
     Event, Op, PermissionDecision, PermissionMode, PermissionOption, PermissionOptionKind,
     ReasoningEffort, StopReason, ToolCallStatus, Usage, UserContent,
 };
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
-use super::options::{config_options, mode_text, offered_models};
+use super::options::{
+    MODE_OPTION, MODEL_OPTION, THOUGHT_OPTION, config_options, mode_text, offered_models, offers,
+    parse_thought, select,
+};
 use super::updates::{acp_status, agent_text, diff_content, event_update, text_content};
 
 /// What a prompt asks the session to do.
@@ -61,10 +66,16 @@ pub enum Command {
     Cancel,
     /// Switch the mode now (between prompts or during one).
     SetMode(PermissionMode),
-    /// Switch the model for the next request.
-    SetModel(String),
-    /// Switch the reasoning effort for the next request.
-    SetReasoning(Option<ReasoningEffort>),
+    /// `session/set_config_option`: validated against the session's own options, applied,
+    /// and answered with the options as they now stand.
+    SetConfigOption {
+        /// The option.
+        config_id: String,
+        /// Its new value.
+        value: String,
+        /// Where the answer goes.
+        reply: oneshot::Sender<Result<Vec<SessionConfigOption>, Error>>,
+    },
     /// The current config options.
     ConfigOptions(oneshot::Sender<Vec<SessionConfigOption>>),
     /// The editor answered a permission request.
@@ -75,7 +86,7 @@ pub enum Command {
         decision: PermissionDecision,
     },
     /// Stop the agent and the task; pending prompts end `cancelled`.
-    Close(oneshot::Sender<()>),
+    Close,
 }
 
 /// The state a session starts from.
@@ -98,9 +109,11 @@ pub struct Start {
     pub usage: Usage,
 }
 
-/// Starts the session task; returns where its commands go.
-pub fn spawn(start: Start) -> mpsc::UnboundedSender<Command> {
+/// Starts the session task; returns where its commands go and a flag that turns true
+/// once the task has stopped its agent and ended.
+pub fn spawn(start: Start) -> (mpsc::UnboundedSender<Command>, watch::Receiver<bool>) {
     let (sender, receiver) = mpsc::unbounded_channel();
+    let (stopped_sender, stopped) = watch::channel(false);
     let task = SessionTask {
         session_id: start.session_id,
         ops: start.agent.ops.clone(),
@@ -117,9 +130,22 @@ pub fn spawn(start: Start) -> mpsc::UnboundedSender<Command> {
         diffs: HashMap::new(),
         applied: HashSet::new(),
         last_error: None,
+        switches: VecDeque::new(),
     };
-    tokio::spawn(task.run(start.agent, receiver));
-    sender
+    tokio::spawn(async move {
+        task.run(start.agent, receiver).await;
+        let _ = stopped_sender.send(true);
+    });
+    (sender, stopped)
+}
+
+/// Who asked for a model switch, so its result reaches the right place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SwitchOrigin {
+    /// The editor's model picker: only the picker is updated.
+    Picker,
+    /// A `/model NAME` prompt: the prompt ends with the result.
+    Prompt,
 }
 
 /// The prompt being answered.
@@ -157,6 +183,9 @@ struct SessionTask {
     applied: HashSet<String>,
     /// The last error of the running turn, for its response.
     last_error: Option<String>,
+    /// Model switches sent to the agent and not yet reported, oldest first; the agent
+    /// answers them in order.
+    switches: VecDeque<SwitchOrigin>,
 }
 
 impl SessionTask {
@@ -164,12 +193,11 @@ impl SessionTask {
         loop {
             tokio::select! {
                 command = commands.recv() => match command {
-                    Some(Command::Close(done)) => {
+                    Some(Command::Close) => {
                         self.close();
                         let _ = self.ops.send(Op::Shutdown);
                         // Wait for the agent to stop so its session file is complete.
                         while agent.events.recv().await.is_some() {}
-                        let _ = done.send(());
                         return;
                     }
                     Some(command) => self.on_command(command),
@@ -203,11 +231,12 @@ impl SessionTask {
             Command::SetMode(mode) => {
                 let _ = self.ops.send(Op::SetMode { mode });
             }
-            Command::SetModel(model) => {
-                let _ = self.ops.send(Op::SetModel { model });
-            }
-            Command::SetReasoning(effort) => {
-                let _ = self.ops.send(Op::SetReasoning { effort });
+            Command::SetConfigOption {
+                config_id,
+                value,
+                reply,
+            } => {
+                let _ = reply.send(self.set_config_option(&config_id, &value));
             }
             Command::ConfigOptions(reply) => {
                 let _ = reply.send(self.config_options());
@@ -224,8 +253,45 @@ impl SessionTask {
                     });
                 }
             }
-            Command::Close(_) => {}
+            Command::Close => {}
         }
+    }
+
+    fn set_config_option(
+        &mut self,
+        config_id: &str,
+        value: &str,
+    ) -> Result<Vec<SessionConfigOption>, Error> {
+        let invalid = |message: String| Error::new(ErrorCode::INVALID_PARAMS, message);
+        let mut options = self.config_options();
+        let option = options
+            .iter_mut()
+            .find(|option| option.id.to_string() == config_id)
+            .ok_or_else(|| invalid(format!("no config option `{config_id}`")))?;
+        if !offers(option, value) {
+            return Err(invalid(format!(
+                "`{value}` is not a value of `{config_id}`"
+            )));
+        }
+        let op = match config_id {
+            MODE_OPTION => Op::SetMode {
+                mode: PermissionMode::parse(value)
+                    .ok_or_else(|| invalid(format!("unknown mode `{value}`")))?,
+            },
+            MODEL_OPTION => {
+                self.switches.push_back(SwitchOrigin::Picker);
+                Op::SetModel {
+                    model: value.to_string(),
+                }
+            }
+            THOUGHT_OPTION => Op::SetReasoning {
+                effort: parse_thought(value).map_err(invalid)?,
+            },
+            _ => return Err(invalid(format!("no config option `{config_id}`"))),
+        };
+        let _ = self.ops.send(op);
+        select(option, value);
+        Ok(options)
     }
 
     fn config_options(&self) -> Vec<SessionConfigOption> {
@@ -262,6 +328,7 @@ impl SessionTask {
                     Until::TurnComplete
                 }
                 Work::SwitchModel(model) => {
+                    self.switches.push_back(SwitchOrigin::Prompt);
                     let _ = self.ops.send(Op::SetModel { model });
                     Until::ModelSwitched
                 }
@@ -430,25 +497,31 @@ impl SessionTask {
                 self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
                     self.config_options(),
                 )));
-                if self.running_until(Until::ModelSwitched) {
+                if self.switches.pop_front() == Some(SwitchOrigin::Prompt)
+                    && self.running_until(Until::ModelSwitched)
+                {
                     self.notify(agent_text(format!("Model: `{model}`.")));
                     self.finish(StopReason::EndTurn);
                 }
                 return;
             }
-            Event::Error { message, .. } => {
-                self.last_error = Some(message.clone());
-                if self.running_until(Until::ModelSwitched) || self.running.is_none() {
-                    // A failed switch (from `/model` or from the picker between prompts):
-                    // the model did not change, so show the editor the one still in use.
-                    self.notify(agent_text(format!("**Error:** {message}")));
-                    self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
-                        self.config_options(),
-                    )));
+            Event::Error {
+                kind: ErrorKind::ModelSwitch,
+                message,
+            } => {
+                // The model did not change: show the editor the one still in use.
+                self.notify(agent_text(format!("**Error:** {message}")));
+                self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
+                    self.config_options(),
+                )));
+                if self.switches.pop_front() == Some(SwitchOrigin::Prompt)
+                    && self.running_until(Until::ModelSwitched)
+                {
                     self.finish(StopReason::EndTurn);
-                    return;
                 }
+                return;
             }
+            Event::Error { message, .. } => self.last_error = Some(message.clone()),
             Event::TurnComplete { stop_reason, .. } => {
                 self.pending_permissions.clear();
                 if self.running_until(Until::TurnComplete) {
@@ -508,6 +581,19 @@ impl SessionTask {
         input: &serde_json::Value,
         options: &[PermissionOption],
     ) {
+        if self
+            .running
+            .as_ref()
+            .is_none_or(|running| running.cancelled)
+        {
+            // Asked before the agent saw the cancel: the editor must not get a question
+            // for a prompt it has already cancelled.
+            let _ = self.ops.send(Op::PermissionReply {
+                request_id: request_id.to_string(),
+                decision: PermissionDecision::Cancelled,
+            });
+            return;
+        }
         self.pending_permissions.insert(request_id.to_string());
         let mut fields = ToolCallUpdateFields::new()
             .title(title.to_string())

@@ -166,6 +166,8 @@ fn acp_plan(entries: &[PlanEntry]) -> Plan {
 /// answers and thoughts, and each tool call with its result.
 pub fn history_updates(messages: &[Message], tools: &ToolRegistry) -> Vec<SessionUpdate> {
     let mut updates = Vec::new();
+    // Calls without a result: the session ended while they ran.
+    let mut unanswered: Vec<String> = Vec::new();
     for message in messages {
         for block in &message.content {
             match (message.role, block) {
@@ -183,6 +185,7 @@ pub fn history_updates(messages: &[Message], tools: &ToolRegistry) -> Vec<Sessio
                         text_block(text.clone()),
                     ))),
                 (_, Block::ToolCall { id, name, input }) => {
+                    unanswered.push(id.clone());
                     let kind = tools
                         .get(name)
                         .map_or(AcpKind::Other, |tool| acp_kind(tool.kind()));
@@ -202,6 +205,7 @@ pub fn history_updates(messages: &[Message], tools: &ToolRegistry) -> Vec<Sessio
                         is_error,
                     },
                 ) => {
+                    unanswered.retain(|id| id != call_id);
                     let text = content
                         .iter()
                         .filter_map(|part| match part {
@@ -225,6 +229,16 @@ pub fn history_updates(messages: &[Message], tools: &ToolRegistry) -> Vec<Sessio
                 _ => {}
             }
         }
+    }
+    for id in unanswered {
+        updates.push(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+            id,
+            ToolCallUpdateFields::new()
+                .status(AcpStatus::Failed)
+                .content(vec![text_content(
+                    "The session ended before this call finished.",
+                )]),
+        )));
     }
     updates
 }
@@ -361,5 +375,29 @@ mod tests {
         assert_eq!(updates[2]["kind"], "read");
         assert_eq!(updates[3]["status"], "completed");
         assert_eq!(updates[3]["content"][0]["content"]["text"], "fn main() {}");
+    }
+
+    #[test]
+    fn a_call_the_session_ended_in_is_replayed_as_failed() {
+        let messages = vec![
+            Message::user_text("run it"),
+            Message {
+                role: Role::Assistant,
+                content: vec![Block::ToolCall {
+                    id: "b1".into(),
+                    name: "bash".into(),
+                    input: json!({"command": "sleep 100"}),
+                }],
+                model: None,
+            },
+        ];
+        let updates: Vec<Value> = history_updates(&messages, &ToolRegistry::builtin())
+            .iter()
+            .map(wire)
+            .collect();
+        let last = updates.last().expect("updates");
+        assert_eq!(last["sessionUpdate"], "tool_call_update");
+        assert_eq!(last["toolCallId"], "b1");
+        assert_eq!(last["status"], "failed");
     }
 }

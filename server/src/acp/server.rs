@@ -1,0 +1,581 @@
+//! What the ACP request handlers do, and the sessions of this process.
+//!
+//! A session lives in the registry from the moment its agent starts until its task has
+//! stopped the agent (so its session file is complete): a session being closed is still
+//! there, marked closing, and cannot be loaded again until the close has finished; a
+//! session whose agent stopped on its own is dropped on the next lookup and can be loaded
+//! afresh. Everything here answers at once or waits only on the session task, never on the
+//! editor, so it may run in the dispatch loop.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, AvailableCommandsUpdate, ClientCapabilities, CloseSessionRequest,
+    CloseSessionResponse, Implementation, InitializeRequest, InitializeResponse,
+    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
+    McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse, PromptCapabilities,
+    PromptRequest, ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities,
+    SessionCloseCapabilities, SessionConfigOption, SessionId, SessionInfo, SessionListCapabilities,
+    SessionNotification, SessionResumeCapabilities, SessionUpdate, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
+};
+use agent_client_protocol::{Client, Error, ErrorCode};
+use larik_agent::{AgentHandle, SessionState};
+use larik_config::Environment;
+use larik_protocol::{PermissionMode, ReasoningEffort, Usage};
+use larik_providers::PROVIDERS;
+use larik_session::{LoadedSession, SessionStore};
+use larik_tools::ToolRegistry;
+use tokio::sync::{mpsc, oneshot, watch};
+
+use super::content::{SlashCommand, slash_command, user_content};
+use super::files::EditorFiles;
+use super::options::{self, MODE_OPTION, commands, mode_state};
+use super::session::{self, Command, LocalReply, Start, Work};
+use super::updates;
+use crate::cli::AgentOptions;
+use crate::setup;
+
+/// A session of this process.
+struct Live {
+    commands: mpsc::UnboundedSender<Command>,
+    /// Turns true once the session task has stopped its agent and ended.
+    stopped: watch::Receiver<bool>,
+    /// A `session/close` is under way.
+    closing: bool,
+}
+
+/// Where a session id stands in the registry.
+enum Lookup {
+    Running(mpsc::UnboundedSender<Command>),
+    Closing,
+    Absent,
+}
+
+/// An agent started for a session, not yet attached to a session task.
+struct Started {
+    agent: AgentHandle,
+    mode: PermissionMode,
+    model: String,
+    reasoning: Option<ReasoningEffort>,
+    usage: Usage,
+}
+
+/// What all handlers share.
+pub struct Server {
+    options: AgentOptions,
+    env: Environment,
+    store: SessionStore,
+    client: Mutex<ClientCapabilities>,
+    sessions: Mutex<HashMap<String, Live>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every change under these locks is one assignment, insert or remove, so a panic
+    // elsewhere cannot leave them half-changed.
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn invalid_params(message: impl Into<String>) -> Error {
+    Error::new(ErrorCode::INVALID_PARAMS, message)
+}
+
+fn invalid_params_of(error: impl std::fmt::Display) -> Error {
+    invalid_params(error.to_string())
+}
+
+fn internal(message: impl std::fmt::Display) -> Error {
+    Error::new(ErrorCode::INTERNAL_ERROR, message.to_string())
+}
+
+/// The error for a session id this process does not know (or no longer serves).
+pub fn gone(session_id: &SessionId) -> Error {
+    agent_client_protocol::v1::schema::Error::session_not_found(session_id.clone()).into()
+}
+
+fn check_absolute(cwd: &Path) -> Result<(), Error> {
+    if cwd.is_absolute() {
+        Ok(())
+    } else {
+        Err(invalid_params(format!(
+            "cwd must be an absolute path, got `{}`",
+            cwd.display()
+        )))
+    }
+}
+
+fn check_cwd(cwd: &Path) -> Result<(), Error> {
+    check_absolute(cwd)?;
+    if !cwd.is_dir() {
+        return Err(invalid_params(format!(
+            "cwd `{}` is not a directory",
+            cwd.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Tells the editor the slash commands of a session it knows.
+pub fn announce_commands(session_id: &SessionId, connection: &ConnectionTo<Client>) {
+    let _ = connection.send_notification(SessionNotification::new(
+        session_id.clone(),
+        SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands())),
+    ));
+}
+
+fn mode_of(config: &[SessionConfigOption]) -> PermissionMode {
+    config
+        .iter()
+        .find(|option| option.id.to_string() == MODE_OPTION)
+        .and_then(options::current_value)
+        .and_then(|value| PermissionMode::parse(&value))
+        .unwrap_or_default()
+}
+
+impl Server {
+    /// A server with no sessions yet.
+    pub fn new(options: AgentOptions, env: Environment) -> anyhow::Result<Self> {
+        let store = SessionStore::new(env.data_dir()?);
+        Ok(Server {
+            options,
+            env,
+            store,
+            client: Mutex::new(ClientCapabilities::new()),
+            sessions: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// `initialize`: remembers what the editor can do and says what Larik can.
+    pub fn initialize(&self, request: InitializeRequest) -> InitializeResponse {
+        *lock(&self.client) = request.client_capabilities;
+        let capabilities = AgentCapabilities::new()
+            .load_session(true)
+            .prompt_capabilities(
+                PromptCapabilities::new()
+                    .image(true)
+                    .embedded_context(true)
+                    .audio(false),
+            )
+            // MCP server lists are accepted; connecting to them is not built yet.
+            .mcp_capabilities(McpCapabilities::new().http(false).sse(false))
+            .session_capabilities(
+                SessionCapabilities::new()
+                    .list(SessionListCapabilities::new())
+                    .resume(SessionResumeCapabilities::new())
+                    .close(SessionCloseCapabilities::new()),
+            );
+        InitializeResponse::new(ProtocolVersion::V1)
+            .agent_capabilities(capabilities)
+            .agent_info(
+                Implementation::new("larik", env!("CARGO_PKG_VERSION")).title("Larik".to_string()),
+            )
+    }
+
+    fn providers_with_keys(&self) -> Vec<String> {
+        PROVIDERS
+            .iter()
+            .filter(|provider| self.env.provider_endpoint(provider).api_key.is_some())
+            .map(|provider| provider.to_string())
+            .collect()
+    }
+
+    fn lookup(&self, session_id: &SessionId) -> Lookup {
+        let mut sessions = lock(&self.sessions);
+        let key = session_id.to_string();
+        match sessions.get(&key) {
+            None => Lookup::Absent,
+            Some(live) if *live.stopped.borrow() => {
+                // Its agent stopped on its own; the file can be loaded afresh.
+                sessions.remove(&key);
+                Lookup::Absent
+            }
+            Some(live) if live.closing => Lookup::Closing,
+            Some(live) => Lookup::Running(live.commands.clone()),
+        }
+    }
+
+    /// The command channel of a running session.
+    pub fn commands(
+        &self,
+        session_id: &SessionId,
+    ) -> Result<mpsc::UnboundedSender<Command>, Error> {
+        match self.lookup(session_id) {
+            Lookup::Running(commands) => Ok(commands),
+            Lookup::Closing | Lookup::Absent => Err(gone(session_id)),
+        }
+    }
+
+    /// `session/new`: a new session file and its agent.
+    pub fn new_session(
+        &self,
+        request: NewSessionRequest,
+        connection: ConnectionTo<Client>,
+    ) -> Result<NewSessionResponse, Error> {
+        check_cwd(&request.cwd)?;
+        let model = match &self.options.model {
+            Some(model) => model.clone(),
+            None => self.env.default_model().map_err(internal)?,
+        };
+        let session =
+            setup::new_session(&self.store, request.cwd.clone(), &model).map_err(internal)?;
+        let session_id = SessionId::new(session.writer.id().to_string());
+        let started = self.start_agent(
+            &session_id,
+            request.cwd,
+            model,
+            session,
+            &request.mcp_servers,
+            &connection,
+        )?;
+        let (mode, config) = self.attach(&session_id, started, connection);
+        Ok(NewSessionResponse::new(session_id)
+            .modes(mode_state(mode))
+            .config_options(config))
+    }
+
+    /// `session/load`: replays the stored conversation, then serves the session.
+    pub async fn load_session(
+        &self,
+        request: LoadSessionRequest,
+        connection: ConnectionTo<Client>,
+    ) -> Result<LoadSessionResponse, Error> {
+        let (mode, config) = self
+            .reopen(
+                &request.session_id,
+                request.cwd,
+                &request.mcp_servers,
+                &connection,
+                true,
+            )
+            .await?;
+        Ok(LoadSessionResponse::new()
+            .modes(mode_state(mode))
+            .config_options(config))
+    }
+
+    /// `session/resume`: serves a stored session without replaying it.
+    pub async fn resume_session(
+        &self,
+        request: ResumeSessionRequest,
+        connection: ConnectionTo<Client>,
+    ) -> Result<ResumeSessionResponse, Error> {
+        let (mode, config) = self
+            .reopen(
+                &request.session_id,
+                request.cwd,
+                &request.mcp_servers,
+                &connection,
+                false,
+            )
+            .await?;
+        Ok(ResumeSessionResponse::new()
+            .modes(mode_state(mode))
+            .config_options(config))
+    }
+
+    /// The stored session `session_id` of the project at `cwd` (and no other project's).
+    fn find(&self, session_id: &SessionId, cwd: &Path) -> Result<LoadedSession, Error> {
+        check_cwd(cwd)?;
+        let wanted = session_id.to_string();
+        let info = self
+            .store
+            .list(cwd)
+            .map_err(internal)?
+            .into_iter()
+            .find(|info| info.id == wanted)
+            .ok_or_else(|| gone(session_id))?;
+        self.store.load(&info.path).map_err(internal)
+    }
+
+    /// Load or resume: the agent of a stored session starts (unless it already runs here),
+    /// then, for a load, the conversation is replayed, then the session task takes over.
+    async fn reopen(
+        &self,
+        session_id: &SessionId,
+        cwd: PathBuf,
+        mcp_servers: &[McpServer],
+        connection: &ConnectionTo<Client>,
+        replay: bool,
+    ) -> Result<(PermissionMode, Vec<SessionConfigOption>), Error> {
+        let loaded = self.find(session_id, &cwd)?;
+        let running = match self.lookup(session_id) {
+            Lookup::Closing => {
+                return Err(Error::new(
+                    ErrorCode::INVALID_REQUEST,
+                    "this session is being closed; load it again once session/close has answered",
+                ));
+            }
+            Lookup::Running(commands) => Some(commands),
+            Lookup::Absent => None,
+        };
+        let started = match running {
+            Some(_) => None,
+            None => {
+                let model = self
+                    .options
+                    .model
+                    .clone()
+                    .unwrap_or_else(|| setup::model_of(&loaded));
+                let writer = self.store.resume(&loaded).map_err(internal)?;
+                let session = SessionState {
+                    writer,
+                    messages: loaded.messages.clone(),
+                    usage: loaded.usage,
+                };
+                // Started before the replay, so a session that cannot run fails before the
+                // editor shows its history; its events wait until the session task reads them.
+                Some(self.start_agent(session_id, cwd, model, session, mcp_servers, connection)?)
+            }
+        };
+        if replay {
+            replay_history(session_id, &loaded, connection)?;
+        }
+        let result = match (started, running) {
+            (Some(started), _) => self.attach(session_id, started, connection.clone()),
+            (None, Some(commands)) => {
+                let (reply, options) = oneshot::channel();
+                commands
+                    .send(Command::ConfigOptions(reply))
+                    .map_err(|_| gone(session_id))?;
+                let config = options.await.map_err(|_| gone(session_id))?;
+                (mode_of(&config), config)
+            }
+            (None, None) => return Err(gone(session_id)),
+        };
+        announce_commands(session_id, connection);
+        Ok(result)
+    }
+
+    fn start_agent(
+        &self,
+        session_id: &SessionId,
+        cwd: PathBuf,
+        model: String,
+        session: SessionState,
+        _mcp_servers: &[McpServer],
+        connection: &ConnectionTo<Client>,
+    ) -> Result<Started, Error> {
+        let mut config =
+            setup::agent_config(&self.options, &self.env, cwd, model.clone()).map_err(internal)?;
+        let client = lock(&self.client).clone();
+        config.files = Arc::new(EditorFiles::new(
+            connection.clone(),
+            session_id.clone(),
+            client.fs.read_text_file,
+            client.fs.write_text_file,
+        ));
+        let (mode, reasoning, usage) = (config.mode, config.reasoning, session.usage);
+        let agent = larik_agent::spawn(config, session).map_err(internal)?;
+        Ok(Started {
+            agent,
+            mode,
+            model,
+            reasoning,
+            usage,
+        })
+    }
+
+    /// Hands a started agent to a new session task and registers the session.
+    fn attach(
+        &self,
+        session_id: &SessionId,
+        started: Started,
+        connection: ConnectionTo<Client>,
+    ) -> (PermissionMode, Vec<SessionConfigOption>) {
+        let providers_with_keys = self.providers_with_keys();
+        let offered = options::offered_models(&started.model, &providers_with_keys);
+        let config =
+            options::config_options(started.mode, &started.model, started.reasoning, &offered);
+        let mode = started.mode;
+        let (commands, stopped) = session::spawn(Start {
+            session_id: session_id.clone(),
+            agent: started.agent,
+            connection,
+            mode,
+            model: started.model,
+            reasoning: started.reasoning,
+            providers_with_keys,
+            usage: started.usage,
+        });
+        lock(&self.sessions).insert(
+            session_id.to_string(),
+            Live {
+                commands,
+                stopped,
+                closing: false,
+            },
+        );
+        (mode, config)
+    }
+
+    /// `session/list`: the stored sessions of a project, or of all projects.
+    pub fn list_sessions(
+        &self,
+        request: ListSessionsRequest,
+    ) -> Result<ListSessionsResponse, Error> {
+        let listed = match &request.cwd {
+            Some(cwd) => {
+                check_absolute(cwd)?;
+                self.store
+                    .list(cwd)
+                    .map_err(internal)?
+                    .into_iter()
+                    .map(|info| (cwd.clone(), info))
+                    .collect()
+            }
+            None => self.store.list_all().map_err(internal)?,
+        };
+        let sessions = listed
+            .into_iter()
+            .map(|(cwd, info)| {
+                SessionInfo::new(info.id, cwd)
+                    .title(info.first_prompt)
+                    .updated_at(larik_session::rfc3339(info.modified))
+            })
+            .collect();
+        Ok(ListSessionsResponse::new(sessions))
+    }
+
+    /// `session/close`: stops the session's agent and answers once it has stopped.
+    pub async fn close_session(
+        &self,
+        request: CloseSessionRequest,
+    ) -> Result<CloseSessionResponse, Error> {
+        let key = request.session_id.to_string();
+        let mut stopped = {
+            let mut sessions = lock(&self.sessions);
+            let live = sessions
+                .get_mut(&key)
+                .ok_or_else(|| gone(&request.session_id))?;
+            if !live.closing {
+                live.closing = true;
+                let _ = live.commands.send(Command::Close);
+            }
+            live.stopped.clone()
+        };
+        // An error means the task is gone, which is as stopped as it gets.
+        let _ = stopped.wait_for(|stopped| *stopped).await;
+        let mut sessions = lock(&self.sessions);
+        if sessions
+            .get(&key)
+            .is_some_and(|live| *live.stopped.borrow())
+        {
+            sessions.remove(&key);
+        }
+        Ok(CloseSessionResponse::new())
+    }
+
+    /// Stops every session, when the editor has gone.
+    pub async fn close_all(&self) {
+        let waiting: Vec<watch::Receiver<bool>> = lock(&self.sessions)
+            .values_mut()
+            .map(|live| {
+                if !live.closing {
+                    live.closing = true;
+                    let _ = live.commands.send(Command::Close);
+                }
+                live.stopped.clone()
+            })
+            .collect();
+        for mut stopped in waiting {
+            let _ = stopped.wait_for(|stopped| *stopped).await;
+        }
+        lock(&self.sessions).clear();
+    }
+
+    /// The session and work a `session/prompt` asks for.
+    pub fn prompt_work(
+        &self,
+        request: &PromptRequest,
+    ) -> Result<(mpsc::UnboundedSender<Command>, Work), Error> {
+        let commands = self.commands(&request.session_id)?;
+        let work = match slash_command(&request.prompt) {
+            Some(SlashCommand::Compact(instructions)) => Work::Compact(instructions),
+            Some(SlashCommand::Model(None)) => Work::Reply(LocalReply::Models),
+            Some(SlashCommand::Model(Some(model))) => Work::SwitchModel(model),
+            Some(SlashCommand::Mode(None)) => Work::Reply(LocalReply::Modes),
+            Some(SlashCommand::Mode(Some(name))) => {
+                Work::SwitchMode(setup::parse_mode(&name).map_err(invalid_params_of)?)
+            }
+            Some(SlashCommand::Cost) => Work::Reply(LocalReply::Cost),
+            None => Work::Turn(user_content(request.prompt.clone()).map_err(invalid_params_of)?),
+        };
+        Ok((commands, work))
+    }
+
+    /// `session/set_mode`.
+    pub fn set_mode(
+        &self,
+        request: SetSessionModeRequest,
+    ) -> Result<SetSessionModeResponse, Error> {
+        let commands = self.commands(&request.session_id)?;
+        let mode = setup::parse_mode(&request.mode_id.to_string()).map_err(invalid_params_of)?;
+        commands
+            .send(Command::SetMode(mode))
+            .map_err(|_| gone(&request.session_id))?;
+        Ok(SetSessionModeResponse::new())
+    }
+
+    /// `session/set_config_option`: sent to the session task at once, so changes apply in
+    /// the order the editor made them; the answer comes back on the returned channel.
+    pub fn set_config_option(
+        &self,
+        request: SetSessionConfigOptionRequest,
+    ) -> Result<oneshot::Receiver<Result<Vec<SessionConfigOption>, Error>>, Error> {
+        let commands = self.commands(&request.session_id)?;
+        let value = request
+            .value
+            .as_value_id()
+            .map(ToString::to_string)
+            .ok_or_else(|| invalid_params("this option takes one of its listed values"))?;
+        let (reply, answer) = oneshot::channel();
+        commands
+            .send(Command::SetConfigOption {
+                config_id: request.config_id.to_string(),
+                value,
+                reply,
+            })
+            .map_err(|_| gone(&request.session_id))?;
+        Ok(answer)
+    }
+}
+
+/// The response to a config option change, once the session task has made it.
+pub async fn config_option_answer(
+    session_id: &SessionId,
+    answer: oneshot::Receiver<Result<Vec<SessionConfigOption>, Error>>,
+) -> Result<SetSessionConfigOptionResponse, Error> {
+    answer
+        .await
+        .map_err(|_| gone(session_id))?
+        .map(SetSessionConfigOptionResponse::new)
+}
+
+/// Sends a stored conversation to the editor, before the `session/load` answer.
+fn replay_history(
+    session_id: &SessionId,
+    loaded: &LoadedSession,
+    connection: &ConnectionTo<Client>,
+) -> Result<(), Error> {
+    for update in updates::history_updates(&loaded.messages, &ToolRegistry::builtin()) {
+        connection.send_notification(SessionNotification::new(session_id.clone(), update))?;
+    }
+    if !loaded.warnings.is_empty() {
+        // Lines of a damaged file that were skipped: the user should know what is missing.
+        let text = format!(
+            "\n\n_Some lines of this session's file could not be read and were skipped: {}._\n\n",
+            loaded.warnings.join("; ")
+        );
+        connection.send_notification(SessionNotification::new(
+            session_id.clone(),
+            updates::agent_text(text),
+        ))?;
+    }
+    Ok(())
+}
