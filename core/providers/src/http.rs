@@ -38,11 +38,14 @@ pub(crate) fn build_client(provider: &str) -> Result<reqwest::Client, ProviderEr
 }
 
 /// The process's TLS client configuration: the platform's root certificates, HTTP/2 or 1.1.
+/// Built once; a caller arriving while another thread builds it waits for that one.
 fn shared_tls() -> Result<rustls::ClientConfig, String> {
-    static SHARED: std::sync::OnceLock<rustls::ClientConfig> = std::sync::OnceLock::new();
-    if let Some(config) = SHARED.get() {
-        return Ok(config.clone());
-    }
+    static SHARED: std::sync::OnceLock<Result<rustls::ClientConfig, String>> =
+        std::sync::OnceLock::new();
+    SHARED.get_or_init(build_tls).clone()
+}
+
+fn build_tls() -> Result<rustls::ClientConfig, String> {
     let provider = std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     let verifier = rustls_platform_verifier::Verifier::new(provider.clone())
         .map_err(|err| format!("cannot load the root certificates: {err}"))?;
@@ -54,8 +57,14 @@ fn shared_tls() -> Result<rustls::ClientConfig, String> {
         .with_custom_certificate_verifier(std::sync::Arc::new(verifier))
         .with_no_client_auth();
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    // Two sessions starting at once may both build one; either is fine to keep.
-    Ok(SHARED.get_or_init(|| config).clone())
+    Ok(config)
+}
+
+/// Loads the root certificates now, so the first session a front end starts later does not
+/// wait for them. Blocking; run it on a thread of its own.
+pub fn prepare_tls() {
+    // A failure is reported when a client is built.
+    let _ = shared_tls();
 }
 
 /// Checks an endpoint: returns the authentication header value (`key_prefix` then the key)

@@ -23,6 +23,7 @@ use larik_protocol::{Block, Message, Usage};
 use serde_json::Value;
 
 pub use error::ProviderError;
+pub use http::prepare_tls;
 pub use larik_protocol::ReasoningEffort;
 pub use models::{KNOWN_MODELS, KnownModel, context_window, known_model};
 pub use retry::{RetryPolicy, stream_with_retry};
