@@ -1354,3 +1354,97 @@ async fn close_waits_for_the_agent_and_sessions_stay_in_their_project() {
     raw.finish().await;
     harness.server.assert_no_violations();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_picker_switch_during_a_turn_is_not_taken_for_a_queued_model_command() {
+    let harness = Harness::new().await;
+    let mut raw = harness.raw();
+    raw.request("initialize", json!({"protocolVersion": 1}))
+        .await;
+    let created = raw
+        .request(
+            "session/new",
+            json!({"cwd": harness.cwd(), "mcpServers": []}),
+        )
+        .await;
+    let session_id = created["result"]["sessionId"].clone();
+    harness.server.enqueue(
+        turn()
+            .tool_call("b1", "bash", json!({"command": "touch x"}))
+            .usage(10, 1),
+    );
+    harness.server.enqueue(turn().text("ok").usage(10, 1));
+    raw.send_line(
+        &json!({"jsonrpc": "2.0", "id": 920, "method": "session/prompt",
+            "params": {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]}})
+        .to_string(),
+    )
+    .await;
+    // While the turn waits for a permission answer, the picker switches to haiku and a
+    // `/model opus` prompt queues behind the turn.
+    let question = loop {
+        let message = raw.next_message().await;
+        if message["method"] == "session/request_permission" {
+            break message;
+        }
+    };
+    raw.send_line(
+        &json!({"jsonrpc": "2.0", "id": 921, "method": "session/set_config_option",
+            "params": {"sessionId": session_id, "configId": "model",
+                "value": "anthropic/claude-haiku-4-5"}})
+        .to_string(),
+    )
+    .await;
+    raw.send_line(
+        &json!({"jsonrpc": "2.0", "id": 922, "method": "session/prompt",
+            "params": {"sessionId": session_id,
+                "prompt": [{"type": "text", "text": "/model anthropic/claude-opus-4-5"}]}})
+        .to_string(),
+    )
+    .await;
+    raw.send_line(
+        &json!({"jsonrpc": "2.0", "id": question["id"],
+            "result": {"outcome": {"outcome": "selected", "optionId": "reject_once"}}})
+        .to_string(),
+    )
+    .await;
+    let mut seen = Vec::new();
+    let mut answered = 0;
+    while answered < 3 {
+        let message = raw.next_message().await;
+        if [920, 921, 922].iter().any(|id| message["id"] == *id) && message.get("method").is_none()
+        {
+            answered += 1;
+        }
+        seen.push(message);
+    }
+    let turn_answer = seen.iter().find(|m| m["id"] == 920).expect("turn answer");
+    assert_eq!(turn_answer["result"]["stopReason"], "end_turn", "{turn_answer}");
+    let command = seen
+        .iter()
+        .find(|m| m["id"] == 922)
+        .expect("command answer");
+    assert_eq!(command["result"]["stopReason"], "end_turn", "{command}");
+    // The `/model` prompt reports its own switch, not the picker's.
+    let text = chunks_text(&seen);
+    assert!(
+        text.contains("Model: `anthropic/claude-opus-4-5`."),
+        "{text}"
+    );
+    assert!(
+        !text.contains("Model: `anthropic/claude-haiku-4-5`."),
+        "{text}"
+    );
+    harness
+        .server
+        .enqueue(turn().text("from opus").usage(10, 1));
+    raw.request(
+        "session/prompt",
+        json!({"sessionId": session_id, "prompt": [{"type": "text", "text": "who?"}]}),
+    )
+    .await;
+    let body = harness.server.requests().last().expect("request").body.clone();
+    assert_eq!(body["model"], "claude-opus-4-5", "{body}");
+    raw.finish().await;
+    harness.server.assert_no_violations();
+}
