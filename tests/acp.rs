@@ -1419,7 +1419,10 @@ async fn a_picker_switch_during_a_turn_is_not_taken_for_a_queued_model_command()
         seen.push(message);
     }
     let turn_answer = seen.iter().find(|m| m["id"] == 920).expect("turn answer");
-    assert_eq!(turn_answer["result"]["stopReason"], "end_turn", "{turn_answer}");
+    assert_eq!(
+        turn_answer["result"]["stopReason"], "end_turn",
+        "{turn_answer}"
+    );
     let command = seen
         .iter()
         .find(|m| m["id"] == 922)
@@ -1443,7 +1446,13 @@ async fn a_picker_switch_during_a_turn_is_not_taken_for_a_queued_model_command()
         json!({"sessionId": session_id, "prompt": [{"type": "text", "text": "who?"}]}),
     )
     .await;
-    let body = harness.server.requests().last().expect("request").body.clone();
+    let body = harness
+        .server
+        .requests()
+        .last()
+        .expect("request")
+        .body
+        .clone();
     assert_eq!(body["model"], "claude-opus-4-5", "{body}");
     raw.finish().await;
     harness.server.assert_no_violations();
