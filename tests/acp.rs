@@ -967,14 +967,31 @@ impl Raw {
         }
     }
 
+    /// Writes a request without waiting for its answer.
+    async fn send_request(&mut self, id: impl Into<Value>, method: &str, params: Value) {
+        let line = json!({"jsonrpc": "2.0", "id": id.into(), "method": method, "params": params});
+        self.send_line(&line.to_string()).await;
+    }
+
     async fn request(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
         let id = json!(self.next_id);
-        self.send_line(
-            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
-        )
-        .await;
+        self.send_request(id.clone(), method, params).await;
         self.response(&id).await
+    }
+
+    /// Initializes the connection and opens a session in the harness's project; returns
+    /// the `session/new` response.
+    async fn open_session(&mut self, harness: &Harness) -> Value {
+        let init = self
+            .request("initialize", json!({"protocolVersion": 1}))
+            .await;
+        assert_eq!(init["result"]["protocolVersion"], 1, "{init}");
+        self.request(
+            "session/new",
+            json!({"cwd": harness.cwd(), "mcpServers": []}),
+        )
+        .await
     }
 
     async fn finish(mut self) {
@@ -1117,10 +1134,7 @@ impl Raw {
     async fn request_collecting(&mut self, method: &str, params: Value) -> Vec<Value> {
         self.next_id += 1;
         let id = json!(self.next_id);
-        self.send_line(
-            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
-        )
-        .await;
+        self.send_request(id.clone(), method, params).await;
         let mut messages = Vec::new();
         loop {
             let message = self.next_message().await;
@@ -1137,14 +1151,7 @@ impl Raw {
 async fn thinking_and_model_switch_through_config_options_and_slash_commands() {
     let harness = Harness::new().await;
     let mut raw = harness.raw();
-    raw.request("initialize", json!({"protocolVersion": 1}))
-        .await;
-    let created = raw
-        .request(
-            "session/new",
-            json!({"cwd": harness.cwd(), "mcpServers": []}),
-        )
-        .await;
+    let created = raw.open_session(&harness).await;
     let session_id = created["result"]["sessionId"].clone();
     // The slash commands follow the response that told the editor the session id.
     let commands = raw.next_message().await;
@@ -1248,14 +1255,7 @@ async fn thinking_and_model_switch_through_config_options_and_slash_commands() {
 async fn close_waits_for_the_agent_and_sessions_stay_in_their_project() {
     let harness = Harness::new().await;
     let mut raw = harness.raw();
-    raw.request("initialize", json!({"protocolVersion": 1}))
-        .await;
-    let created = raw
-        .request(
-            "session/new",
-            json!({"cwd": harness.cwd(), "mcpServers": []}),
-        )
-        .await;
+    let created = raw.open_session(&harness).await;
     let session_id = created["result"]["sessionId"].clone();
 
     // Config changes apply in the order they were sent, even back to back.
@@ -1264,10 +1264,10 @@ async fn close_waits_for_the_agent_and_sessions_stay_in_their_project() {
         (902, "plan"),
         (903, "bypassPermissions"),
     ] {
-        raw.send_line(
-            &json!({"jsonrpc": "2.0", "id": id, "method": "session/set_config_option",
-                "params": {"sessionId": session_id, "configId": "mode", "value": value}})
-            .to_string(),
+        raw.send_request(
+            id,
+            "session/set_config_option",
+            json!({"sessionId": session_id, "configId": "mode", "value": value}),
         )
         .await;
     }
@@ -1298,10 +1298,10 @@ async fn close_waits_for_the_agent_and_sessions_stay_in_their_project() {
             .tool_call("b1", "bash", json!({"command": "sleep 30"}))
             .usage(10, 1),
     );
-    raw.send_line(
-        &json!({"jsonrpc": "2.0", "id": 910, "method": "session/prompt",
-            "params": {"sessionId": session_id, "prompt": [{"type": "text", "text": "wait"}]}})
-        .to_string(),
+    raw.send_request(
+        910,
+        "session/prompt",
+        json!({"sessionId": session_id, "prompt": [{"type": "text", "text": "wait"}]}),
     )
     .await;
     loop {
@@ -1310,12 +1310,8 @@ async fn close_waits_for_the_agent_and_sessions_stay_in_their_project() {
             break;
         }
     }
-    raw.send_line(
-        &json!({"jsonrpc": "2.0", "id": 911, "method": "session/close",
-            "params": {"sessionId": session_id}})
-        .to_string(),
-    )
-    .await;
+    raw.send_request(911, "session/close", json!({"sessionId": session_id}))
+        .await;
     let prompt = raw.response(&json!(910)).await;
     assert_eq!(prompt["result"]["stopReason"], "cancelled", "{prompt}");
     let closed = raw.response(&json!(911)).await;
@@ -1359,14 +1355,7 @@ async fn close_waits_for_the_agent_and_sessions_stay_in_their_project() {
 async fn a_picker_switch_during_a_turn_is_not_taken_for_a_queued_model_command() {
     let harness = Harness::new().await;
     let mut raw = harness.raw();
-    raw.request("initialize", json!({"protocolVersion": 1}))
-        .await;
-    let created = raw
-        .request(
-            "session/new",
-            json!({"cwd": harness.cwd(), "mcpServers": []}),
-        )
-        .await;
+    let created = raw.open_session(&harness).await;
     let session_id = created["result"]["sessionId"].clone();
     harness.server.enqueue(
         turn()
@@ -1374,10 +1363,10 @@ async fn a_picker_switch_during_a_turn_is_not_taken_for_a_queued_model_command()
             .usage(10, 1),
     );
     harness.server.enqueue(turn().text("ok").usage(10, 1));
-    raw.send_line(
-        &json!({"jsonrpc": "2.0", "id": 920, "method": "session/prompt",
-            "params": {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]}})
-        .to_string(),
+    raw.send_request(
+        920,
+        "session/prompt",
+        json!({"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]}),
     )
     .await;
     // While the turn waits for a permission answer, the picker switches to haiku and a
@@ -1388,18 +1377,18 @@ async fn a_picker_switch_during_a_turn_is_not_taken_for_a_queued_model_command()
             break message;
         }
     };
-    raw.send_line(
-        &json!({"jsonrpc": "2.0", "id": 921, "method": "session/set_config_option",
-            "params": {"sessionId": session_id, "configId": "model",
-                "value": "anthropic/claude-haiku-4-5"}})
-        .to_string(),
+    raw.send_request(
+        921,
+        "session/set_config_option",
+        json!({"sessionId": session_id, "configId": "model",
+                "value": "anthropic/claude-haiku-4-5"}),
     )
     .await;
-    raw.send_line(
-        &json!({"jsonrpc": "2.0", "id": 922, "method": "session/prompt",
-            "params": {"sessionId": session_id,
-                "prompt": [{"type": "text", "text": "/model anthropic/claude-opus-4-5"}]}})
-        .to_string(),
+    raw.send_request(
+        922,
+        "session/prompt",
+        json!({"sessionId": session_id,
+                "prompt": [{"type": "text", "text": "/model anthropic/claude-opus-4-5"}]}),
     )
     .await;
     raw.send_line(

@@ -4,47 +4,28 @@
 
 use std::time::{Duration, Instant};
 
-use larik_agent::{AgentConfig, SessionState};
 use larik_protocol::{Event, Op, PermissionMode, ToolCallStatus};
-use larik_providers::Endpoint;
-use larik_session::{SessionMeta, SessionStore};
+use larik_providers::RetryPolicy;
 use larik_testkit::{FakeModelServer, turn};
 use serde_json::json;
 
+#[path = "../tests/support/fake_model.rs"]
+mod fake_model;
+
 const RUNS: usize = 20;
+const CLAUDE: &str = "anthropic/claude-sonnet-4-5";
 
 async fn measure(mid_tool: bool) -> Vec<Duration> {
     let server = FakeModelServer::start().await;
     let project = tempfile::tempdir().expect("project");
     let data = tempfile::tempdir().expect("data");
     let cwd = project.path().canonicalize().expect("cwd");
-    let mut config = AgentConfig::new(cwd.clone(), "anthropic/claude-sonnet-4-5");
+    let mut config = fake_model::config_for(&server, cwd.clone(), CLAUDE);
+    // The provider's own retry policy, as the agent has it outside tests.
+    config.retry = RetryPolicy::default();
     config.mode = PermissionMode::BypassPermissions;
-    config.endpoints.insert(
-        "anthropic".into(),
-        Endpoint {
-            api_key: Some("key".into()),
-            base_url: Some(server.anthropic_base_url()),
-        },
-    );
-    let writer = SessionStore::new(data.path())
-        .create(SessionMeta {
-            cwd,
-            provider: "anthropic".into(),
-            model: "claude-sonnet-4-5".into(),
-            fork_of: None,
-            fork_at: None,
-        })
-        .expect("session");
-    let mut agent = larik_agent::spawn(
-        config,
-        SessionState {
-            writer,
-            messages: Vec::new(),
-            usage: Default::default(),
-        },
-    )
-    .expect("agent");
+    let writer = fake_model::new_session(data.path(), cwd, CLAUDE);
+    let mut agent = fake_model::spawn(config, writer, Vec::new());
 
     let mut latencies = Vec::new();
     for run in 0..RUNS {

@@ -4,13 +4,15 @@
 
 use std::time::Duration;
 
-use larik_agent::{AgentConfig, AgentHandle, SessionState};
-use larik_protocol::{Event, Message, Op, StopReason, Usage};
-use larik_providers::{Endpoint, RetryPolicy};
-use larik_session::{SessionMeta, SessionStore};
+use larik_agent::AgentHandle;
+use larik_protocol::{Event, Message, Op, StopReason};
+use larik_session::SessionStore;
 use larik_testkit::{FakeModelServer, RecordedRequest, turn};
 use serde_json::{Value, json};
 use tempfile::TempDir;
+
+#[path = "support/fake_model.rs"]
+mod fake_model;
 
 const WAIT: Duration = Duration::from_secs(30);
 const CLAUDE: &str = "anthropic/claude-sonnet-4-5";
@@ -102,46 +104,10 @@ fn spawn_agent(
     history: Vec<Message>,
 ) -> AgentHandle {
     let cwd = project.path().canonicalize().expect("cwd");
-    let mut config = AgentConfig::new(cwd.clone(), model);
-    config.endpoints.insert(
-        "anthropic".into(),
-        Endpoint {
-            api_key: Some("key".into()),
-            base_url: Some(server.anthropic_base_url()),
-        },
-    );
-    config.endpoints.insert(
-        "openai".into(),
-        Endpoint {
-            api_key: Some("key".into()),
-            base_url: Some(server.openai_base_url()),
-        },
-    );
-    config.retry = RetryPolicy {
-        max_attempts: 3,
-        base_delay: Duration::from_millis(1),
-        max_delay: Duration::from_millis(5),
-    };
+    let mut config = fake_model::config_for(server, cwd.clone(), model);
     config.max_output_tokens = 12_345;
-    let (provider, name) = model.split_once('/').expect("provider/model");
-    let writer = SessionStore::new(data.path())
-        .create(SessionMeta {
-            cwd,
-            provider: provider.into(),
-            model: name.into(),
-            fork_of: None,
-            fork_at: None,
-        })
-        .expect("session");
-    larik_agent::spawn(
-        config,
-        SessionState {
-            writer,
-            messages: history,
-            usage: Usage::default(),
-        },
-    )
-    .expect("agent starts")
+    let writer = fake_model::new_session(data.path(), cwd, model);
+    fake_model::spawn(config, writer, history)
 }
 
 /// The conversation part of a request body, in either wire format.

@@ -4,18 +4,20 @@
 
 use std::time::Duration;
 
-use larik_agent::{AgentConfig, AgentHandle, SessionState};
+use larik_agent::AgentHandle;
 use larik_protocol::{
     Event, Op, PermissionMode, PlanEntry, PlanPriority, PlanStatus, StopReason, ToolCallStatus,
     ToolKind,
 };
-use larik_providers::{Endpoint, RetryPolicy};
-use larik_session::{SessionMeta, SessionStore};
 use larik_testkit::{FakeModelServer, turn};
 use serde_json::json;
 use tempfile::TempDir;
 
+#[path = "support/fake_model.rs"]
+mod fake_model;
+
 const WAIT: Duration = Duration::from_secs(30);
+const CLAUDE: &str = "anthropic/claude-sonnet-4-5";
 
 /// An agent in a temp project talking to the fake model server.
 struct Harness {
@@ -31,38 +33,12 @@ impl Harness {
         let project = tempfile::tempdir().expect("project");
         let data = tempfile::tempdir().expect("data");
         let cwd = project.path().canonicalize().expect("cwd");
-        let mut config = AgentConfig::new(cwd.clone(), "anthropic/claude-sonnet-4-5");
-        config.endpoints.insert(
-            "anthropic".into(),
-            Endpoint {
-                api_key: Some("key".into()),
-                base_url: Some(server.anthropic_base_url()),
-            },
-        );
-        config.retry = RetryPolicy {
-            max_attempts: 1,
-            base_delay: Duration::from_millis(1),
-            max_delay: Duration::from_millis(5),
-        };
+        let mut config = fake_model::config_for(&server, cwd.clone(), CLAUDE);
+        // These tests expect no retried requests.
+        config.retry.max_attempts = 1;
         config.mode = mode;
-        let writer = SessionStore::new(data.path())
-            .create(SessionMeta {
-                cwd,
-                provider: "anthropic".into(),
-                model: "claude-sonnet-4-5".into(),
-                fork_of: None,
-                fork_at: None,
-            })
-            .expect("session");
-        let agent = larik_agent::spawn(
-            config,
-            SessionState {
-                writer,
-                messages: Vec::new(),
-                usage: Default::default(),
-            },
-        )
-        .expect("agent starts");
+        let writer = fake_model::new_session(data.path(), cwd, CLAUDE);
+        let agent = fake_model::spawn(config, writer, Vec::new());
         Harness {
             server,
             _project: project,

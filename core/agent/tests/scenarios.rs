@@ -5,17 +5,20 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use larik_agent::{AgentConfig, AgentHandle, SessionState};
+use larik_agent::{AgentConfig, AgentHandle};
 use larik_protocol::{
     Block, Event, Op, PermissionDecision, PermissionMode, StopReason, ToolCallStatus,
 };
-use larik_providers::{Endpoint, RetryPolicy};
-use larik_session::{SessionMeta, SessionStore};
+use larik_session::SessionStore;
 use larik_testkit::{FakeModelServer, Reply, turn};
 use serde_json::json;
 use tempfile::TempDir;
 
+#[path = "support/fake_model.rs"]
+mod fake_model;
+
 const WAIT: Duration = Duration::from_secs(30);
+const CLAUDE: &str = "anthropic/claude-sonnet-4-5";
 
 struct Scenario {
     server: FakeModelServer,
@@ -38,46 +41,10 @@ impl Scenario {
         let data = tempfile::tempdir().expect("data");
         std::fs::write(project.path().join("notes.txt"), "alpha\nbeta\n").expect("notes");
         let cwd = project.path().canonicalize().expect("cwd");
-        let mut config = AgentConfig::new(cwd.clone(), "anthropic/claude-sonnet-4-5");
-        config.endpoints.insert(
-            "anthropic".into(),
-            Endpoint {
-                api_key: Some("key".into()),
-                base_url: Some(server.anthropic_base_url()),
-            },
-        );
-        config.endpoints.insert(
-            "openai".into(),
-            Endpoint {
-                api_key: Some("key".into()),
-                base_url: Some(server.openai_base_url()),
-            },
-        );
-        config.retry = RetryPolicy {
-            max_attempts: 3,
-            base_delay: Duration::from_millis(1),
-            max_delay: Duration::from_millis(5),
-        };
+        let mut config = fake_model::config_for(&server, cwd.clone(), CLAUDE);
         configure(&mut config);
-        let store = SessionStore::new(data.path());
-        let writer = store
-            .create(SessionMeta {
-                cwd,
-                provider: "anthropic".into(),
-                model: "claude-sonnet-4-5".into(),
-                fork_of: None,
-                fork_at: None,
-            })
-            .expect("session");
-        let agent = larik_agent::spawn(
-            config,
-            SessionState {
-                writer,
-                messages: history,
-                usage: Default::default(),
-            },
-        )
-        .expect("agent starts");
+        let writer = fake_model::new_session(data.path(), cwd, CLAUDE);
+        let agent = fake_model::spawn(config, writer, history);
         Scenario {
             server,
             project,

@@ -49,6 +49,15 @@ pub fn cwd_slug(cwd: &Path) -> String {
         .collect()
 }
 
+/// The entries of `dir`, or `None` when it does not exist (no session was written yet).
+fn read_dir_if_any(dir: &Path) -> Result<Option<std::fs::ReadDir>, SessionError> {
+    match std::fs::read_dir(dir) {
+        Ok(entries) => Ok(Some(entries)),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(SessionError::io(dir, err)),
+    }
+}
+
 impl SessionStore {
     /// A store keeping its sessions under `<data_dir>/sessions`.
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
@@ -93,10 +102,8 @@ impl SessionStore {
     /// same second are ordered by modification time.
     pub fn list(&self, cwd: &Path) -> Result<Vec<SessionInfo>, SessionError> {
         let dir = self.project_dir(cwd);
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(err) => return Err(SessionError::io(&dir, err)),
+        let Some(entries) = read_dir_if_any(&dir)? else {
+            return Ok(Vec::new());
         };
         let mut sessions = Vec::new();
         for entry in entries {
@@ -133,10 +140,8 @@ impl SessionStore {
     /// meta entry names (files without a readable meta entry are left out).
     pub fn list_all(&self) -> Result<Vec<(PathBuf, SessionInfo)>, SessionError> {
         let dir = self.sessions_dir();
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(err) => return Err(SessionError::io(&dir, err)),
+        let Some(entries) = read_dir_if_any(&dir)? else {
+            return Ok(Vec::new());
         };
         let mut sessions = Vec::new();
         for entry in entries {

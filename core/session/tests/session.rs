@@ -540,3 +540,39 @@ fn find_looks_in_this_project_then_all_others() {
         );
     }
 }
+
+#[test]
+fn list_all_names_each_sessions_project_from_its_meta() {
+    let fx = fixture();
+    assert!(fx.store.list_all().expect("nothing yet").is_empty());
+    let other = fx.cwd.with_file_name("other project");
+    let mut first = fx.store.create(meta(&fx.cwd)).expect("create");
+    first
+        .append_message(&Message::user_text("in proj"))
+        .expect("append");
+    let mut second = fx.store.create(meta(&other)).expect("create");
+    second
+        .append_message(&Message::user_text("in the other one"))
+        .expect("append");
+
+    let all = fx.store.list_all().expect("list all");
+    let mut found: Vec<(PathBuf, String, Option<String>)> = all
+        .into_iter()
+        .map(|(cwd, info)| (cwd, info.id, info.first_prompt))
+        .collect();
+    found.sort();
+    let mut expected = vec![
+        (
+            fx.cwd.clone(),
+            first.id().to_string(),
+            Some("in proj".to_string()),
+        ),
+        (
+            other.clone(),
+            second.id().to_string(),
+            Some("in the other one".to_string()),
+        ),
+    ];
+    expected.sort();
+    assert_eq!(found, expected);
+}

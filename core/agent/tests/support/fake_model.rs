@@ -1,0 +1,64 @@
+//! Shared set-up for tests and benches that run the agent against the testkit's fake model
+//! server: a config whose providers point at the server, a fresh session file, and the agent
+//! spawned on both. Included with `#[path]` so each test target compiles its own copy.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use larik_agent::{AgentConfig, AgentHandle, SessionState};
+use larik_protocol::Message;
+use larik_providers::{Endpoint, RetryPolicy};
+use larik_session::{SessionMeta, SessionStore, SessionWriter};
+use larik_testkit::FakeModelServer;
+
+/// A config for `model` (`provider/model`) in `cwd` with the anthropic and openai endpoints
+/// aimed at `server`, and a retry policy fast enough that a retried failure costs
+/// milliseconds.
+pub fn config_for(server: &FakeModelServer, cwd: PathBuf, model: &str) -> AgentConfig {
+    let mut config = AgentConfig::new(cwd, model);
+    for (provider, base_url) in [
+        ("anthropic", server.anthropic_base_url()),
+        ("openai", server.openai_base_url()),
+    ] {
+        config.endpoints.insert(
+            provider.into(),
+            Endpoint {
+                api_key: Some("key".into()),
+                base_url: Some(base_url),
+            },
+        );
+    }
+    config.retry = RetryPolicy {
+        max_attempts: 3,
+        base_delay: Duration::from_millis(1),
+        max_delay: Duration::from_millis(5),
+    };
+    config
+}
+
+/// A new session file under `data` for `cwd`, recorded as using `model` (`provider/model`).
+pub fn new_session(data: &Path, cwd: PathBuf, model: &str) -> SessionWriter {
+    let (provider, name) = model.split_once('/').expect("model is provider/model");
+    SessionStore::new(data)
+        .create(SessionMeta {
+            cwd,
+            provider: provider.into(),
+            model: name.into(),
+            fork_of: None,
+            fork_at: None,
+        })
+        .expect("session file is created")
+}
+
+/// Spawns the agent on `config`, writing to `writer` and starting from `history`.
+pub fn spawn(config: AgentConfig, writer: SessionWriter, history: Vec<Message>) -> AgentHandle {
+    larik_agent::spawn(
+        config,
+        SessionState {
+            writer,
+            messages: history,
+            usage: Default::default(),
+        },
+    )
+    .expect("agent starts")
+}
