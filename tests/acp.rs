@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use larik_testkit::{FakeModelServer, turn};
+use larik_testkit::{FakeModelServer, Turn, turn};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
@@ -249,6 +249,16 @@ impl Log {
     }
 }
 
+/// A model turn that asks for one tool call.
+fn one_call(id: &str, tool: &str, input: Value) -> Turn {
+    turn().tool_call(id, tool, input).usage(10, 1)
+}
+
+/// A model turn that only answers.
+fn answer(text: &str) -> Turn {
+    turn().text(text).usage(10, 1)
+}
+
 fn initialize(fs: bool) -> Value {
     json!({"request": "initialize", "name": "init", "params": {
         "protocolVersion": 1,
@@ -286,13 +296,12 @@ fn enqueue_read_edit_run(server: &FakeModelServer, lib: &str) {
             .usage(1000, 50),
     );
     server.enqueue(
-        turn()
-            .tool_call(
-                "e1",
-                "edit",
-                json!({"file_path": lib, "old_string": "\"hello\"", "new_string": "\"hello, world\""}),
-            )
-            .usage(1200, 40),
+        one_call(
+            "e1",
+            "edit",
+            json!({"file_path": lib, "old_string": "\"hello\"", "new_string": "\"hello, world\""}),
+        )
+        .usage(1200, 40),
     );
     server.enqueue(
         turn()
@@ -469,32 +478,20 @@ async fn typescript_sdk_reads_unsaved_buffers_and_always_allow_sticks() {
     let harness = Harness::new().await;
     let lib = harness.path("src/lib.rs");
     let buffer = "pub fn greet() -> &'static str {\n    \"unsaved\"\n}\n";
-    harness.server.enqueue(
-        turn()
-            .tool_call("r1", "read", json!({"file_path": lib}))
-            .usage(10, 1),
-    );
-    harness.server.enqueue(
-        turn()
-            .tool_call(
-                "e1",
-                "edit",
-                json!({"file_path": lib, "old_string": "unsaved", "new_string": "first"}),
-            )
-            .usage(10, 1),
-    );
-    harness.server.enqueue(
-        turn()
-            .tool_call(
-                "e2",
-                "edit",
-                json!({"file_path": lib, "old_string": "first", "new_string": "second"}),
-            )
-            .usage(10, 1),
-    );
     harness
         .server
-        .enqueue(turn().text("edited twice").usage(10, 1));
+        .enqueue(turn().tool_call("r1", "read", json!({"file_path": lib})));
+    harness.server.enqueue(one_call(
+        "e1",
+        "edit",
+        json!({"file_path": lib, "old_string": "unsaved", "new_string": "first"}),
+    ));
+    harness.server.enqueue(one_call(
+        "e2",
+        "edit",
+        json!({"file_path": lib, "old_string": "first", "new_string": "second"}),
+    ));
+    harness.server.enqueue(answer("edited twice"));
     let log = harness
         .drive(
             Sdk::TypeScript,
@@ -528,23 +525,17 @@ async fn typescript_sdk_reads_unsaved_buffers_and_always_allow_sticks() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typescript_sdk_permission_deny_keeps_the_file() {
     let harness = Harness::new().await;
-    harness.server.enqueue(
-        turn()
-            .tool_call(
-                "w1",
-                "write",
-                json!({"file_path": "notes.txt", "content": "secret plan\n"}),
-            )
-            .usage(10, 1),
-    );
-    harness.server.enqueue(
-        turn()
-            .tool_call("b1", "bash", json!({"command": "touch made-by-bash"}))
-            .usage(10, 1),
-    );
-    harness
-        .server
-        .enqueue(turn().text("understood").usage(10, 1));
+    harness.server.enqueue(one_call(
+        "w1",
+        "write",
+        json!({"file_path": "notes.txt", "content": "secret plan\n"}),
+    ));
+    harness.server.enqueue(one_call(
+        "b1",
+        "bash",
+        json!({"command": "touch made-by-bash"}),
+    ));
+    harness.server.enqueue(answer("understood"));
     let log = harness
         .drive(
             Sdk::TypeScript,
@@ -584,14 +575,12 @@ async fn typescript_sdk_permission_deny_keeps_the_file() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typescript_sdk_cancel_with_a_pending_permission() {
     let harness = Harness::new().await;
-    harness.server.enqueue(
-        turn()
-            .tool_call("b1", "bash", json!({"command": "touch should-not-exist"}))
-            .usage(10, 1),
-    );
-    harness
-        .server
-        .enqueue(turn().text("after cancel").usage(10, 1));
+    harness.server.enqueue(one_call(
+        "b1",
+        "bash",
+        json!({"command": "touch should-not-exist"}),
+    ));
+    harness.server.enqueue(answer("after cancel"));
     let log = harness
         .drive(
             Sdk::TypeScript,
@@ -622,11 +611,11 @@ async fn typescript_sdk_cancel_with_a_pending_permission() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typescript_sdk_cancel_while_a_command_runs() {
     let harness = Harness::new().await;
-    harness.server.enqueue(
-        turn()
-            .tool_call("b1", "bash", json!({"command": "echo started; sleep 30"}))
-            .usage(10, 1),
-    );
+    harness.server.enqueue(one_call(
+        "b1",
+        "bash",
+        json!({"command": "echo started; sleep 30"}),
+    ));
     let log = harness
         .drive(
             Sdk::TypeScript,
@@ -652,16 +641,12 @@ async fn typescript_sdk_cancel_while_a_command_runs() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typescript_sdk_mode_change_and_config_options() {
     let harness = Harness::new().await;
-    harness.server.enqueue(
-        turn()
-            .tool_call(
-                "w1",
-                "write",
-                json!({"file_path": "plan.txt", "content": "x\n"}),
-            )
-            .usage(10, 1),
-    );
-    harness.server.enqueue(turn().text("ok").usage(10, 1));
+    harness.server.enqueue(one_call(
+        "w1",
+        "write",
+        json!({"file_path": "plan.txt", "content": "x\n"}),
+    ));
+    harness.server.enqueue(answer("ok"));
     let log = harness
         .drive(
             Sdk::TypeScript,
@@ -721,9 +706,7 @@ async fn python_sdk_load_replays_the_history_of_a_headless_session() {
             .tool_call("r1", "read", json!({"file_path": "README.md"}))
             .usage(10, 1),
     );
-    harness
-        .server
-        .enqueue(turn().text("It is a demo.").usage(10, 1));
+    harness.server.enqueue(answer("It is a demo."));
     let mut headless = harness.clean_command(env!("CARGO_BIN_EXE_larik"));
     for (key, value) in harness.agent_env() {
         headless.env(key, value);
@@ -747,9 +730,7 @@ async fn python_sdk_load_replays_the_history_of_a_headless_session() {
         .to_string();
 
     // …is listed, loaded with its whole history, and continued in the editor.
-    harness
-        .server
-        .enqueue(turn().text("Still a demo.").usage(10, 1));
+    harness.server.enqueue(answer("Still a demo."));
     let log = harness
         .drive(
             Sdk::Python,
@@ -805,15 +786,11 @@ async fn python_sdk_load_replays_the_history_of_a_headless_session() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_sdk_slash_commands_and_an_image_prompt() {
     let harness = Harness::new().await;
+    harness.server.enqueue(answer("A red dot."));
     harness
         .server
-        .enqueue(turn().text("A red dot.").usage(10, 1));
-    harness.server.enqueue(
-        turn()
-            .text("Summary: the user showed an image of a red dot.")
-            .usage(10, 1),
-    );
-    harness.server.enqueue(turn().text("Yes.").usage(10, 1));
+        .enqueue(answer("Summary: the user showed an image of a red dot."));
+    harness.server.enqueue(answer("Yes."));
     let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
     let log = harness
         .drive(
@@ -865,14 +842,12 @@ async fn python_sdk_slash_commands_and_an_image_prompt() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acpx_runs_a_prompt_with_a_command() {
     let harness = Harness::new().await;
-    harness.server.enqueue(
-        turn()
-            .tool_call("b1", "bash", json!({"command": "echo from-acpx"}))
-            .usage(10, 1),
-    );
     harness
         .server
-        .enqueue(turn().text("The command printed from-acpx.").usage(10, 1));
+        .enqueue(one_call("b1", "bash", json!({"command": "echo from-acpx"})));
+    harness
+        .server
+        .enqueue(answer("The command printed from-acpx."));
     let acpx = installed(&acp_dir().join("node_modules/.bin/acpx"));
     let mut command = harness.clean_command(acpx);
     for (key, value) in harness.agent_env() {
@@ -1051,7 +1026,7 @@ async fn malformed_and_wrong_requests_get_errors_and_serving_goes_on() {
     assert_eq!(not_found["error"]["code"], -32002, "{not_found}");
 
     // Still serving: a session works end to end.
-    harness.server.enqueue(turn().text("fine").usage(10, 1));
+    harness.server.enqueue(answer("fine"));
     let created = raw
         .request(
             "session/new",
@@ -1098,9 +1073,7 @@ async fn malformed_and_wrong_requests_get_errors_and_serving_goes_on() {
         )
         .await;
     assert!(resumed["result"].is_object(), "{resumed}");
-    harness
-        .server
-        .enqueue(turn().text("resumed fine").usage(10, 1));
+    harness.server.enqueue(answer("resumed fine"));
     let again = raw
         .request(
             "session/prompt",
@@ -1239,7 +1212,7 @@ async fn thinking_and_model_switch_through_config_options_and_slash_commands() {
             && message["params"]["update"]["configOptions"][1]["currentValue"]
                 == "anthropic/claude-haiku-4-5"
     }));
-    harness.server.enqueue(turn().text("quick").usage(10, 1));
+    harness.server.enqueue(answer("quick"));
     raw.request(
         "session/prompt",
         json!({"sessionId": session_id, "prompt": [{"type": "text", "text": "again"}]}),
@@ -1293,11 +1266,9 @@ async fn close_waits_for_the_agent_and_sessions_stay_in_their_project() {
 
     // A prompt runs a long command; closing the session answers the prompt `cancelled`
     // and answers the close only once the agent has finished the session file.
-    harness.server.enqueue(
-        turn()
-            .tool_call("b1", "bash", json!({"command": "sleep 30"}))
-            .usage(10, 1),
-    );
+    harness
+        .server
+        .enqueue(one_call("b1", "bash", json!({"command": "sleep 30"})));
     raw.send_request(
         910,
         "session/prompt",
@@ -1357,12 +1328,10 @@ async fn a_picker_switch_during_a_turn_is_not_taken_for_a_queued_model_command()
     let mut raw = harness.raw();
     let created = raw.open_session(&harness).await;
     let session_id = created["result"]["sessionId"].clone();
-    harness.server.enqueue(
-        turn()
-            .tool_call("b1", "bash", json!({"command": "touch x"}))
-            .usage(10, 1),
-    );
-    harness.server.enqueue(turn().text("ok").usage(10, 1));
+    harness
+        .server
+        .enqueue(one_call("b1", "bash", json!({"command": "touch x"})));
+    harness.server.enqueue(answer("ok"));
     raw.send_request(
         920,
         "session/prompt",
@@ -1427,9 +1396,7 @@ async fn a_picker_switch_during_a_turn_is_not_taken_for_a_queued_model_command()
         !text.contains("Model: `anthropic/claude-haiku-4-5`."),
         "{text}"
     );
-    harness
-        .server
-        .enqueue(turn().text("from opus").usage(10, 1));
+    harness.server.enqueue(answer("from opus"));
     raw.request(
         "session/prompt",
         json!({"sessionId": session_id, "prompt": [{"type": "text", "text": "who?"}]}),
