@@ -1413,3 +1413,27 @@ async fn a_picker_switch_during_a_turn_is_not_taken_for_a_queued_model_command()
     raw.finish().await;
     harness.server.assert_no_violations();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_flags_are_refused_before_serving() {
+    let harness = Harness::new().await;
+    for (flag, value, says) in [
+        (
+            "--permission-mode",
+            "bogus",
+            "unknown permission mode `bogus`",
+        ),
+        ("--allowedTools", "Bash(", "unbalanced parentheses"),
+        ("--model", "no-provider", "provider/model"),
+    ] {
+        let output = harness
+            .clean_command(env!("CARGO_BIN_EXE_larik"))
+            .args(["acp", flag, value])
+            .output()
+            .await
+            .expect("larik runs");
+        assert_eq!(output.status.code(), Some(1), "{flag} {value}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(says), "{flag} {value}: {stderr}");
+    }
+}

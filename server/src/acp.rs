@@ -33,6 +33,7 @@ use session::Command;
 
 /// Serves ACP on stdin/stdout until the editor closes the connection.
 pub async fn run(options: AgentOptions) -> anyhow::Result<ExitCode> {
+    setup::check_options(&options)?;
     // Sessions start when the editor asks; have the root certificates ready by then.
     std::thread::spawn(larik_providers::prepare_tls);
     let server = Arc::new(Server::new(options, setup::environment())?);

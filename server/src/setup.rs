@@ -144,6 +144,23 @@ pub fn agent_config(
     Ok(config)
 }
 
+/// Checks the options alone (mode, rules, model name, turn cap), so a front end that starts
+/// agents later can refuse bad flags at once.
+pub fn check_options(options: &AgentOptions) -> anyhow::Result<()> {
+    if let Some(model) = &options.model {
+        split_model_name(model)?;
+    }
+    if let Some(mode) = &options.permission_mode {
+        parse_mode(mode)?;
+    }
+    if options.max_turns == Some(0) {
+        bail!("--max-turns must be at least 1");
+    }
+    let mut scratch = AgentConfig::new(PathBuf::from("/"), "anthropic/check");
+    rules(options, &mut scratch)?;
+    Ok(())
+}
+
 /// A permission mode by its name, or an error listing the names.
 pub fn parse_mode(name: &str) -> anyhow::Result<PermissionMode> {
     PermissionMode::parse(name).ok_or_else(|| {
