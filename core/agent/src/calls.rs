@@ -50,6 +50,7 @@ impl Runner {
                 cwd: self.config.cwd.clone(),
             })),
             files: Arc::clone(&self.config.files),
+            feedback: self.config.feedback.clone(),
         };
         let calls: Vec<Call<'_>> = calls
             .iter()

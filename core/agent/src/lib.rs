@@ -74,6 +74,8 @@ pub struct AgentConfig {
     /// Where the file tools read and write text: the disk, or an editor's buffers when a
     /// front end serves them.
     pub files: Arc<dyn FileAccess>,
+    /// What checks a file after an edit (the language servers); `None` checks nothing.
+    pub feedback: Option<Arc<dyn larik_tools::EditFeedback>>,
 }
 
 impl AgentConfig {
@@ -97,6 +99,7 @@ impl AgentConfig {
             system_prompt: None,
             append_system_prompt: None,
             files: Arc::new(DiskFiles),
+            feedback: None,
         }
     }
 }

@@ -15,6 +15,7 @@
 mod bash;
 mod change;
 mod edit;
+mod feedback;
 mod files;
 mod glob;
 mod grep;
@@ -39,6 +40,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use bash::BashTool;
 pub use edit::EditTool;
+pub use feedback::EditFeedback;
 pub use files::{DiskFiles, FileAccess};
 pub use glob::GlobTool;
 pub use grep::GrepTool;
@@ -97,6 +99,8 @@ pub struct ToolContext {
     /// Where `read`, `write`, `edit` and `multi_edit` get and put file text: the disk
     /// ([`DiskFiles`]) or an editor's buffers.
     pub files: Arc<dyn FileAccess>,
+    /// What checks a file after an edit (language servers); `None` checks nothing.
+    pub feedback: Option<Arc<dyn EditFeedback>>,
 }
 
 /// Decides which files and directories a search must not show the model, e.g. those a

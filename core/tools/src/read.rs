@@ -152,6 +152,10 @@ async fn read(path: PathBuf, shown: String, window: Window, ctx: &ToolContext) -
     };
     if !output.is_error {
         ctx.reads.record(&path, &meta);
+        if let Some(feedback) = &ctx.feedback {
+            // What is read is often edited next: let its checker start meanwhile.
+            feedback.warm(&path);
+        }
     }
     output
 }

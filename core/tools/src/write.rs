@@ -151,6 +151,12 @@ pub(crate) async fn commit(
     match planned.commit(ctx.files.as_ref(), shown).await {
         Ok(()) => {
             ctx.reads.record_current(&planned.path);
+            let mut message = message;
+            if let Some(feedback) = &ctx.feedback
+                && let Some(report) = feedback.after_edit(&planned.path, &planned.new_text).await
+            {
+                message = format!("{message}\n{report}");
+            }
             ToolOutput {
                 changes: vec![planned.to_file_change()],
                 ..ToolOutput::text(message)

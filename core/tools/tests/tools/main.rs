@@ -2,6 +2,7 @@
 
 mod bash;
 mod edit;
+mod feedback;
 mod files;
 mod glob;
 mod grep;
@@ -39,6 +40,7 @@ pub fn context_with(dir: &Path, limits: ToolLimits) -> ToolContext {
         reads: Arc::new(ReadTracker::default()),
         hidden: None,
         files: Arc::new(DiskFiles),
+        feedback: None,
     }
 }
 
