@@ -86,6 +86,8 @@ impl Harness {
                 self.server.anthropic_base_url(),
             ),
             ("LARIK_MODEL".into(), "anthropic/claude-sonnet-4-5".into()),
+            // Language servers have tests of their own; here they would only add time.
+            ("LARIK_LSP".into(), "off".into()),
         ]
     }
 

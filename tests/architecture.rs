@@ -68,6 +68,7 @@ fn dependencies_point_one_way() {
         ("larik-providers", &["larik-protocol"][..]),
         ("larik-tools", &["larik-protocol", "larik-sandbox"][..]),
         ("larik-testkit", &["larik-protocol"][..]),
+        ("larik-lsp", &["larik-protocol", "larik-tools"][..]),
         (
             "larik-agent",
             &[

@@ -49,6 +49,8 @@ impl Harness {
             .env("XDG_DATA_HOME", self.data.path().join("share"))
             .env("ANTHROPIC_API_KEY", "test-key")
             .env("ANTHROPIC_BASE_URL", self.server.anthropic_base_url())
+            // Language servers have tests of their own; here they would only add time.
+            .env("LARIK_LSP", "off")
             .current_dir(self.project.path())
             .stdin(std::process::Stdio::null())
             .kill_on_drop(true);
@@ -994,4 +996,76 @@ async fn a_refusal_fails_the_run_and_says_so() {
     let output = harness.run(&["-p", "something bad"]).await;
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr(&output).contains("refused"), "{}", stderr(&output));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edits_come_back_with_the_compilers_diagnostics() {
+    let harness = Harness::new().await;
+    std::fs::write(
+        harness.project.path().join("compile_flags.txt"),
+        "-std=c11\n",
+    )
+    .expect("compile flags");
+    let broken = "int main(void) {\n    return coutn;\n}\n";
+    let fixed = "int main(void) {\n    return 0;\n}\n";
+    harness.server.enqueue(
+        turn()
+            .tool_call(
+                "w1",
+                "write",
+                json!({"file_path": "main.c", "content": broken}),
+            )
+            .usage(10, 1),
+    );
+    harness.server.enqueue(
+        turn()
+            .tool_call(
+                "w2",
+                "write",
+                json!({"file_path": "main.c", "content": fixed}),
+            )
+            .usage(10, 1),
+    );
+    harness.server.enqueue(turn().text("fixed").usage(10, 1));
+    let mut larik = harness.larik();
+    // The real clangd on PATH checks each edit.
+    larik.env_remove("LARIK_LSP");
+    let output = tokio::time::timeout(
+        Duration::from_secs(120),
+        larik
+            .args(["-p", "write main.c", "--permission-mode", "acceptEdits"])
+            .output(),
+    )
+    .await
+    .expect("larik finishes")
+    .expect("larik runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    harness.server.assert_no_violations();
+    let requests = harness.server.requests();
+    let after_broken = requests[1].body.to_string();
+    assert!(
+        after_broken.contains("clangd reports:\\nERROR 2:12 ") && after_broken.contains("coutn"),
+        "the broken edit's result carries clangd's error: {after_broken}"
+    );
+    let after_fixed = requests[2].body.to_string();
+    let fixed_result = after_fixed
+        .rsplit("w2")
+        .next()
+        .expect("the fixed edit's result");
+    assert!(
+        !fixed_result.contains("reports:"),
+        "the fixing edit's result is clean: {fixed_result}"
+    );
+    assert!(
+        harness
+            .data
+            .path()
+            .join("share/larik/logs/lsp-clangd.log")
+            .exists(),
+        "clangd's log is under the data directory"
+    );
 }

@@ -56,6 +56,8 @@ pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
     }
 
     prepared.config.ask_policy = AskPolicy::Refuse;
+    let servers = setup::language_servers(&env, &prepared.config.cwd)?;
+    prepared.config.feedback = servers.clone().map(setup::edit_feedback);
     let started = Instant::now();
     let mut agent = larik_agent::spawn(prepared.config, prepared.session)?;
     agent.ops.send(Op::user_text(prompt))?;
@@ -85,8 +87,11 @@ pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
         }
     }
     let _ = agent.task.await;
-    // Background jobs the model started do not outlive the run.
+    // Background jobs the model started do not outlive the run; nor do language servers.
     larik_sandbox::kill_started_groups();
+    if let Some(servers) = servers {
+        servers.shutdown().await;
+    }
 
     let Some(outcome) = printer.outcome.take() else {
         bail!("the agent stopped before the turn finished");

@@ -1,11 +1,13 @@
 //! Turns the command line and the environment into an agent configuration and the session
 //! it writes to.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{Context, anyhow, bail};
 use larik_agent::{AgentConfig, SessionState};
 use larik_config::Environment;
+use larik_lsp::{DiagnosticsWait, LanguageServers, ManagerConfig, ServerFeedback, Timeouts};
 use larik_permissions::{RuleSet, normalize_tool_name};
 use larik_protocol::{Message, PermissionMode};
 use larik_providers::{Endpoint, PROVIDERS, split_model_name};
@@ -159,6 +161,49 @@ pub fn check_options(options: &AgentOptions) -> anyhow::Result<()> {
     let mut scratch = AgentConfig::new(PathBuf::from("/"), "anthropic/check");
     rules(options, &mut scratch)?;
     Ok(())
+}
+
+/// The language servers for the project at `cwd`, unless `LARIK_LSP=off`:
+/// the built-in servers found on `PATH`, minus those named in `LARIK_LSP_DISABLE`
+/// (comma-separated), logging to `<data dir>/logs/lsp-<name>.log`.
+pub fn language_servers(
+    env: &Environment,
+    cwd: &Path,
+) -> anyhow::Result<Option<Arc<LanguageServers>>> {
+    if env
+        .get("LARIK_LSP")
+        .is_some_and(|value| value.trim() == "off")
+    {
+        return Ok(None);
+    }
+    let path_dirs = env
+        .get("PATH")
+        .map(|path| std::env::split_paths(path).collect())
+        .unwrap_or_default();
+    let disabled = env
+        .get("LARIK_LSP_DISABLE")
+        .map(|names| {
+            names
+                .split(',')
+                .map(str::trim)
+                .filter(|name| !name.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(Some(Arc::new(LanguageServers::new(ManagerConfig {
+        project_root: cwd.to_path_buf(),
+        path_dirs,
+        log_dir: env.data_dir()?.join("logs"),
+        servers: Vec::new(),
+        disabled,
+        timeouts: Timeouts::default(),
+    }))))
+}
+
+/// The edit tools' checker over `servers`.
+pub fn edit_feedback(servers: Arc<LanguageServers>) -> Arc<dyn larik_tools::EditFeedback> {
+    Arc::new(ServerFeedback::new(servers, DiagnosticsWait::default()))
 }
 
 /// A permission mode by its name, or an error listing the names.

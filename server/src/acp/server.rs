@@ -26,6 +26,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::{Client, Error, ErrorCode};
 use larik_agent::{AgentHandle, SessionState};
 use larik_config::Environment;
+use larik_lsp::LanguageServers;
 use larik_protocol::{PermissionMode, ReasoningEffort, Usage};
 use larik_providers::PROVIDERS;
 use larik_session::{LoadedSession, SessionStore};
@@ -72,6 +73,8 @@ pub struct Server {
     store: SessionStore,
     client: Mutex<ClientCapabilities>,
     sessions: Mutex<HashMap<String, Live>>,
+    /// One set of language servers per project, shared by its sessions.
+    language_servers: Mutex<HashMap<PathBuf, Option<Arc<LanguageServers>>>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -148,6 +151,7 @@ impl Server {
             store,
             client: Mutex::new(ClientCapabilities::new()),
             sessions: Mutex::new(HashMap::new()),
+            language_servers: Mutex::new(HashMap::new()),
         })
     }
 
@@ -370,6 +374,9 @@ impl Server {
             client.fs.read_text_file,
             client.fs.write_text_file,
         ));
+        config.feedback = self
+            .language_servers(&config.cwd)?
+            .map(setup::edit_feedback);
         let (mode, reasoning, usage) = (config.mode, config.reasoning, session.usage);
         let agent = larik_agent::spawn(config, session).map_err(internal)?;
         Ok(Started {
@@ -379,6 +386,17 @@ impl Server {
             reasoning,
             usage,
         })
+    }
+
+    /// The language servers of the project at `cwd`, started on first use.
+    fn language_servers(&self, cwd: &Path) -> Result<Option<Arc<LanguageServers>>, Error> {
+        let mut all = lock(&self.language_servers);
+        if let Some(servers) = all.get(cwd) {
+            return Ok(servers.clone());
+        }
+        let servers = setup::language_servers(&self.env, cwd).map_err(internal)?;
+        all.insert(cwd.to_path_buf(), servers.clone());
+        Ok(servers)
     }
 
     /// Hands a started agent to a new session task and registers the session.
@@ -487,6 +505,13 @@ impl Server {
             let _ = stopped.wait_for(|stopped| *stopped).await;
         }
         lock(&self.sessions).clear();
+        let servers: Vec<Arc<LanguageServers>> = lock(&self.language_servers)
+            .drain()
+            .filter_map(|(_, servers)| servers)
+            .collect();
+        for servers in servers {
+            servers.shutdown().await;
+        }
     }
 
     /// The session and work a `session/prompt` asks for.

@@ -1,0 +1,510 @@
+//! One language server for one project root: its lifecycle (`initialize` in the background,
+//! requests queued behind it, `shutdown` and `exit`), versioned document sync following the
+//! server's sync kind, and diagnostics after a change, pushed and pulled.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ls_types::TextDocumentSyncKind;
+use serde_json::{Value, json};
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use crate::LspError;
+use crate::capabilities::{Save, ServerFeatures, file_uri, initialize_params};
+use crate::connection::Connection;
+use crate::diagnostics::{DiagnosticsReport, DiagnosticsWait, convert};
+use crate::encoding::end_of;
+use crate::specs::language_id;
+use crate::state::{Document, ExitHook};
+
+/// How many times a pull that the server cancelled (asking to be asked again) is retried.
+const PULL_ATTEMPTS: u32 = 5;
+
+/// Time limits for talking to a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// How long `initialize` may take (servers that index on start can be slow).
+    pub initialize: Duration,
+    /// How long any other request may take.
+    pub request: Duration,
+    /// How long `shutdown` and the exit after it may take before the process is killed.
+    pub shutdown: Duration,
+}
+
+impl Default for Timeouts {
+    /// 60 s to initialize, 30 s per request, 2 s to shut down.
+    fn default() -> Self {
+        Self {
+            initialize: Duration::from_secs(60),
+            request: Duration::from_secs(30),
+            shutdown: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Everything needed to start one server.
+#[derive(Clone)]
+pub struct ServerOptions {
+    /// The server's name, for messages.
+    pub name: String,
+    /// The program to run.
+    pub command: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// The project root: the working directory, `rootUri` and the one workspace folder.
+    pub root: PathBuf,
+    /// Where the log goes (messages in and out, and the server's stderr).
+    pub log_path: PathBuf,
+    /// Time limits.
+    pub timeouts: Timeouts,
+    /// Called once if the server exits without being asked to.
+    pub on_exit: Option<ExitHook>,
+}
+
+/// Where `initialize` stands.
+#[derive(Clone)]
+enum Init {
+    Pending,
+    Ready(Arc<ServerFeatures>),
+    Failed(String),
+}
+
+/// A running language server for one project root.
+pub struct LanguageServer {
+    pub(crate) name: String,
+    root: PathBuf,
+    pub(crate) timeouts: Timeouts,
+    pub(crate) connection: Arc<Connection>,
+    init: watch::Receiver<Init>,
+}
+
+impl LanguageServer {
+    /// Starts the server and sends `initialize` in the background; every call that needs the
+    /// server waits for that answer (up to the initialize timeout). Needs a tokio runtime.
+    pub fn start(options: ServerOptions) -> Result<Self, LspError> {
+        let params = initialize_params(&options.root)?;
+        let connection = Arc::new(Connection::spawn(
+            &options.command,
+            &options.args,
+            &options.root,
+            &options.log_path,
+            options.on_exit,
+        )?);
+        let (sender, init) = watch::channel(Init::Pending);
+        tokio::spawn(initialize(
+            connection.clone(),
+            params,
+            options.timeouts.initialize,
+            sender,
+        ));
+        Ok(Self {
+            name: options.name,
+            root: options.root,
+            timeouts: options.timeouts,
+            connection,
+            init,
+        })
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The project root it serves.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> Option<u32> {
+        self.connection.pid()
+    }
+
+    /// Why the server exited, once it has.
+    pub fn exited(&self) -> Option<String> {
+        self.connection.exited()
+    }
+
+    /// Waits until the server has exited and returns why.
+    pub async fn wait_for_exit(&self) -> String {
+        let mut changes = self.connection.shared.subscribe();
+        loop {
+            if let Some(reason) = self.exited() {
+                return reason;
+            }
+            if changes.changed().await.is_err() {
+                return "the connection is gone".into();
+            }
+        }
+    }
+
+    /// Whether the server is still starting or reports work-done progress that has not ended.
+    pub fn is_loading(&self) -> bool {
+        matches!(*self.init.borrow(), Init::Pending)
+            || !self.connection.shared.lock().progress.is_empty()
+    }
+
+    /// Whether `initialize` failed (or timed out); such a server is never usable.
+    pub fn failed_to_initialize(&self) -> bool {
+        matches!(*self.init.borrow(), Init::Failed(_))
+    }
+
+    /// Waits until `initialize` has been answered.
+    pub async fn ready(&self) -> Result<(), LspError> {
+        self.features().await.map(drop)
+    }
+
+    /// The server's raw capabilities, once initialized, as JSON.
+    pub async fn capabilities(&self) -> Result<Value, LspError> {
+        let features = self.features().await?;
+        Ok(serde_json::to_value(&features.capabilities).unwrap_or(Value::Null))
+    }
+
+    pub(crate) async fn features(&self) -> Result<Arc<ServerFeatures>, LspError> {
+        let mut init = self.init.clone();
+        // The initialize task gives up after its own timeout; the margin only guards
+        // against that task being gone.
+        let limit = self.timeouts.initialize + Duration::from_secs(1);
+        let outcome =
+            tokio::time::timeout(limit, init.wait_for(|init| !matches!(init, Init::Pending))).await;
+        match outcome {
+            Ok(Ok(state)) => match &*state {
+                Init::Ready(features) => Ok(features.clone()),
+                Init::Failed(reason) => Err(LspError::Initialize {
+                    reason: reason.clone(),
+                }),
+                Init::Pending => Err(LspError::Timeout {
+                    method: "initialize".into(),
+                    timeout: self.timeouts.initialize,
+                }),
+            },
+            Ok(Err(_)) | Err(_) => Err(LspError::Timeout {
+                method: "initialize".into(),
+                timeout: self.timeouts.initialize,
+            }),
+        }
+    }
+
+    /// Sends a request once the server is initialized, with the request timeout.
+    pub async fn request(&self, method: &str, params: Value) -> Result<Value, LspError> {
+        self.features().await?;
+        self.connection
+            .request(method, params, self.timeouts.request)
+            .await
+    }
+
+    /// Tells the server about `text`, the content of `path` just written to disk: `didOpen`
+    /// the first time, then `didChange` with the next version (the whole text, as the sync
+    /// kind allows), then `didSave` if the server wants it. Returns the document's version.
+    pub async fn open_or_update(&self, path: &Path, text: &str) -> Result<i32, LspError> {
+        let features = self.features().await?;
+        self.sync(path, text, &features).map(|(version, _)| version)
+    }
+
+    /// Sends `text` as the document's new content; returns its version and whether it
+    /// changed. The same text again sends nothing: some servers (clangd) publish nothing
+    /// for a version whose content did not change, so a new version would never be
+    /// answered.
+    fn sync(
+        &self,
+        path: &Path,
+        text: &str,
+        features: &ServerFeatures,
+    ) -> Result<(i32, bool), LspError> {
+        let uri = file_uri(path)?;
+        let mut state = self.connection.shared.lock();
+        if let Some(reason) = &state.exited {
+            return Err(LspError::Exited {
+                reason: reason.clone(),
+            });
+        }
+        // Sent while holding the lock so that versions reach the server in order.
+        let (version, changed) = match state.documents.get_mut(path) {
+            None => {
+                state.documents.insert(
+                    path.to_path_buf(),
+                    Document {
+                        version: 1,
+                        text: text.to_string(),
+                    },
+                );
+                self.connection.notify(
+                    "textDocument/didOpen",
+                    json!({"textDocument": {
+                        "uri": uri, "languageId": language_id(path), "version": 1, "text": text,
+                    }}),
+                );
+                (1, true)
+            }
+            // The file may still have been saved anew, so the save below is still sent.
+            Some(document) if document.text == text => (document.version, false),
+            Some(document) => {
+                document.version += 1;
+                let old = std::mem::replace(&mut document.text, text.to_string());
+                let change = if features.change == TextDocumentSyncKind::INCREMENTAL {
+                    let end = end_of(&old, features.encoding);
+                    Some(
+                        json!({"range": {"start": {"line": 0, "character": 0}, "end": end}, "text": text}),
+                    )
+                } else if features.change == TextDocumentSyncKind::FULL {
+                    Some(json!({"text": text}))
+                } else {
+                    None
+                };
+                if let Some(change) = change {
+                    self.connection.notify(
+                        "textDocument/didChange",
+                        json!({"textDocument": {"uri": uri, "version": document.version},
+                               "contentChanges": [change]}),
+                    );
+                }
+                (document.version, true)
+            }
+        };
+        match features.save {
+            Save::No => {}
+            Save::Yes => self.connection.notify(
+                "textDocument/didSave",
+                json!({"textDocument": {"uri": uri}}),
+            ),
+            Save::WithText => self.connection.notify(
+                "textDocument/didSave",
+                json!({"textDocument": {"uri": uri}, "text": text}),
+            ),
+        }
+        Ok((version, changed))
+    }
+
+    /// Syncs `text` for `path` (see [`LanguageServer::open_or_update`]) and waits for the
+    /// server's diagnostics on exactly this version: a push for this version, or for servers
+    /// that send no versions the first push after the change, or a pull answer. Waits up to
+    /// `wait.quiet`, or up to `wait.loading` while the server is loading; then returns what
+    /// it has with `fresh: false`. Starting up counts as loading: if `initialize` has not
+    /// been answered within `wait.loading`, this fails with a timeout.
+    pub async fn diagnostics_after_change(
+        &self,
+        path: &Path,
+        text: &str,
+        wait: DiagnosticsWait,
+    ) -> Result<DiagnosticsReport, LspError> {
+        let start = Instant::now();
+        let features = match tokio::time::timeout(wait.loading, self.features()).await {
+            Ok(features) => features?,
+            Err(_) => {
+                return Err(LspError::Timeout {
+                    method: "initialize".into(),
+                    timeout: wait.loading,
+                });
+            }
+        };
+        let shared = &self.connection.shared;
+        let mut changes = shared.subscribe();
+        let seq_before = shared.lock().push_seq;
+        let (version, changed) = self.sync(path, text, &features)?;
+        // Unchanged text: whatever the server already pushed for it is current.
+        let seq_before = if changed { seq_before } else { 0 };
+        let uri = file_uri(path)?;
+        let mut pulled: Option<Vec<ls_types::Diagnostic>> = None;
+        let mut pulled_at_refresh = 0;
+        let mut pull_failed = false;
+        let mut deadline = start + wait.quiet;
+        loop {
+            changes.borrow_and_update();
+            let pull_now = {
+                let state = shared.lock();
+                if let Some(reason) = &state.exited {
+                    return Err(LspError::Exited {
+                        reason: reason.clone(),
+                    });
+                }
+                if pulled.is_some() && state.refreshes > pulled_at_refresh {
+                    // The server asked for a re-pull after answering ours.
+                    pulled = None;
+                }
+                pulled.is_none() && !pull_failed && state.pull_available()
+            };
+            if pull_now {
+                pulled_at_refresh = shared.lock().refreshes;
+                let identifier = features.static_pull.clone().flatten();
+                match self.pull(&uri, path, identifier).await {
+                    Ok(items) => pulled = Some(items),
+                    Err(error @ LspError::Exited { .. }) => return Err(error),
+                    Err(error) => {
+                        self.connection
+                            .log
+                            .line("##", &format!("pulling diagnostics failed: {error}"));
+                        pull_failed = true;
+                    }
+                }
+            }
+            let loading = {
+                let state = shared.lock();
+                let pushed_fresh = state
+                    .pushed
+                    .get(path)
+                    .is_some_and(|push| match push.version {
+                        Some(pushed) => pushed >= version,
+                        None => push.seq > seq_before,
+                    });
+                let fresh = pushed_fresh || (pulled.is_some() && !state.pushed_while_pull);
+                if fresh {
+                    drop(state);
+                    return Ok(self.report(path, text, pulled.as_deref(), true, &features));
+                }
+                !state.progress.is_empty()
+            };
+            if Instant::now() >= deadline {
+                let longer = start + wait.loading;
+                if loading && deadline < longer {
+                    deadline = longer;
+                } else {
+                    return Ok(self.report(path, text, pulled.as_deref(), false, &features));
+                }
+            }
+            // Woken by any push, progress, registration or exit; the loop re-checks.
+            let _ = tokio::time::timeout_at(deadline, changes.changed()).await;
+        }
+    }
+
+    fn report(
+        &self,
+        path: &Path,
+        text: &str,
+        pulled: Option<&[ls_types::Diagnostic]>,
+        fresh: bool,
+        features: &ServerFeatures,
+    ) -> DiagnosticsReport {
+        let state = self.connection.shared.lock();
+        let mut all: Vec<ls_types::Diagnostic> = state
+            .pushed
+            .get(path)
+            .map(|push| push.diagnostics.clone())
+            .unwrap_or_default();
+        all.extend(pulled.unwrap_or_default().iter().cloned());
+        DiagnosticsReport {
+            diagnostics: convert(text, features.encoding, &all),
+            fresh,
+        }
+    }
+
+    /// `textDocument/diagnostic`, retried while the server cancels it asking for a retrigger.
+    async fn pull(
+        &self,
+        uri: &ls_types::Uri,
+        path: &Path,
+        identifier: Option<String>,
+    ) -> Result<Vec<ls_types::Diagnostic>, LspError> {
+        let mut params = json!({"textDocument": {"uri": uri}});
+        if let Some(identifier) = identifier {
+            params["identifier"] = Value::String(identifier);
+        }
+        let mut attempt = 0;
+        let answer = loop {
+            attempt += 1;
+            let outcome = self
+                .connection
+                .request(
+                    "textDocument/diagnostic",
+                    params.clone(),
+                    self.timeouts.request,
+                )
+                .await;
+            match outcome {
+                Err(LspError::Server { code, data, .. })
+                    if attempt < PULL_ATTEMPTS && retriggerable(code, data.as_deref()) =>
+                {
+                    // Give the server a moment to settle before asking again.
+                    tokio::time::sleep(Duration::from_millis(50 * u64::from(attempt))).await;
+                }
+                other => break other?,
+            }
+        };
+        let report: ls_types::DocumentDiagnosticReportResult = serde_json::from_value(answer)
+            .map_err(|source| LspError::Decode {
+                method: "textDocument/diagnostic".into(),
+                source,
+            })?;
+        let mut state = self.connection.shared.lock();
+        let items = match report {
+            ls_types::DocumentDiagnosticReportResult::Report(
+                ls_types::DocumentDiagnosticReport::Full(full),
+            ) => full.full_document_diagnostic_report.items,
+            // We never send a previous result id, but a server may still say "unchanged".
+            _ => state.pulled.get(path).cloned().unwrap_or_default(),
+        };
+        state.pulled.insert(path.to_path_buf(), items.clone());
+        Ok(items)
+    }
+
+    /// Asks the server to stop (`shutdown`, then `exit`) and kills it if it does not exit in
+    /// time. Its exit then raises no notice.
+    pub async fn shutdown(&self) {
+        self.connection.shared.lock().closing = true;
+        let initialized = matches!(*self.init.borrow(), Init::Ready(_));
+        if initialized && self.exited().is_none() {
+            let limit = self.timeouts.shutdown;
+            if self
+                .connection
+                .request("shutdown", Value::Null, limit)
+                .await
+                .is_ok()
+            {
+                self.connection.notify("exit", Value::Null);
+                let mut changes = self.connection.shared.subscribe();
+                let _ = tokio::time::timeout(limit, async {
+                    while self.exited().is_none() {
+                        if changes.changed().await.is_err() {
+                            return;
+                        }
+                    }
+                })
+                .await;
+            }
+        }
+        self.connection.kill();
+    }
+}
+
+/// Whether a failed pull should be sent again: the server cancelled it and asked for a
+/// retrigger, or the content changed under it.
+fn retriggerable(code: i64, data: Option<&Value>) -> bool {
+    match code {
+        ls_types::error_codes::SERVER_CANCELLED => data
+            .and_then(|data| data["retriggerRequest"].as_bool())
+            .unwrap_or(true),
+        ls_types::error_codes::CONTENT_MODIFIED => true,
+        _ => false,
+    }
+}
+
+async fn initialize(
+    connection: Arc<Connection>,
+    params: Value,
+    timeout: Duration,
+    sender: watch::Sender<Init>,
+) {
+    let outcome = match connection.request("initialize", params, timeout).await {
+        Ok(result) => ServerFeatures::from_initialize(result),
+        Err(error) => Err(error),
+    };
+    match outcome {
+        Ok(features) => {
+            connection.shared.lock().static_pull = features.static_pull.is_some();
+            connection.notify("initialized", json!({}));
+            sender.send_replace(Init::Ready(Arc::new(features)));
+        }
+        Err(error) => {
+            connection
+                .log
+                .line("##", &format!("initialize failed: {error}"));
+            // A server that cannot initialize is of no use; stop it without an exit notice,
+            // since the failure is reported to whoever waits for it.
+            connection.shared.lock().closing = true;
+            connection.kill();
+            sender.send_replace(Init::Failed(error.to_string()));
+        }
+    }
+}
