@@ -20,6 +20,11 @@ fn client_capabilities_json() -> Value {
         "general": {"positionEncodings": ["utf-8", "utf-16"]},
         "window": {"workDoneProgress": true},
         "workspace": {
+            // Edits are applied by `apply_code_action`: text edits only, no file operations,
+            // and a server's own `workspace/applyEdit` only while its command runs.
+            "applyEdit": true,
+            "workspaceEdit": {"documentChanges": true},
+            "executeCommand": {"dynamicRegistration": false},
             "configuration": true,
             "workspaceFolders": true,
             "symbol": {"dynamicRegistration": false},

@@ -22,6 +22,10 @@ use crate::state::{Document, ExitHook};
 /// How many times a pull that the server cancelled (asking to be asked again) is retried.
 const PULL_ATTEMPTS: u32 = 5;
 
+/// Bounds of the quiet period after a push without a version, before it counts as final.
+const SETTLE_MIN: Duration = Duration::from_millis(150);
+const SETTLE_MAX: Duration = Duration::from_secs(1);
+
 /// Time limits for talking to a server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timeouts {
@@ -305,12 +309,16 @@ impl LanguageServer {
         let seq_before = shared.lock().push_seq;
         let (version, changed) = self.sync(path, text, &features)?;
         // Unchanged text: whatever the server already pushed for it is current.
-        let seq_before = if changed { seq_before } else { 0 };
+        let seq_before = if changed { seq_before } else { u64::MAX };
         let uri = file_uri(path)?;
         let mut pulled: Option<Vec<ls_types::Diagnostic>> = None;
         let mut pulled_at_refresh = 0;
         let mut pull_failed = false;
         let mut deadline = start + wait.quiet;
+        // Servers that push without versions (typescript-language-server) may push several
+        // times per change, one kind of diagnostics after another; a push only counts once
+        // no further one followed for a while (as long as the first took, within bounds).
+        let mut settling: Option<(u64, Instant)> = None;
         loop {
             changes.borrow_and_update();
             let pull_now = {
@@ -342,13 +350,23 @@ impl LanguageServer {
             }
             let loading = {
                 let state = shared.lock();
-                let pushed_fresh = state
-                    .pushed
-                    .get(path)
-                    .is_some_and(|push| match push.version {
+                let now = Instant::now();
+                let pushed_fresh = match state.pushed.get(path) {
+                    Some(push) => match push.version {
                         Some(pushed) => pushed >= version,
-                        None => push.seq > seq_before,
-                    });
+                        None if push.seq > seq_before => match settling {
+                            Some((seq, until)) if seq == push.seq => now >= until,
+                            _ => {
+                                let quiet = (now - start).clamp(SETTLE_MIN, SETTLE_MAX);
+                                settling = Some((push.seq, now + quiet));
+                                false
+                            }
+                        },
+                        // Unchanged text: what was pushed for it stands.
+                        None => !changed,
+                    },
+                    None => false,
+                };
                 let fresh = pushed_fresh || (pulled.is_some() && !state.pushed_while_pull);
                 if fresh {
                     drop(state);
@@ -364,8 +382,13 @@ impl LanguageServer {
                     return Ok(self.report(path, text, pulled.as_deref(), false, &features));
                 }
             }
-            // Woken by any push, progress, registration or exit; the loop re-checks.
-            let _ = tokio::time::timeout_at(deadline, changes.changed()).await;
+            // Woken by any push, progress, registration or exit, or when a push has settled;
+            // the loop re-checks.
+            let wake = match settling {
+                Some((_, until)) => until.min(deadline),
+                None => deadline,
+            };
+            let _ = tokio::time::timeout_at(wake, changes.changed()).await;
         }
     }
 

@@ -17,7 +17,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::LspError;
 use crate::framing::{Frame, FrameReader, encode};
 use crate::log::Log;
-use crate::state::{ExitHook, RpcError, Shared};
+use crate::state::{ExitHook, RpcError, ServerEdit, Shared};
 
 /// JSON-RPC's "method not found".
 const METHOD_NOT_FOUND: i64 = -32601;
@@ -161,6 +161,13 @@ impl Connection {
         }
     }
 
+    /// Answers a request the server sent us.
+    pub(crate) fn respond(&self, id: Value, result: Value) {
+        let _ = self
+            .outgoing
+            .send(json!({"jsonrpc": "2.0", "id": id, "result": result}));
+    }
+
     /// Sends a notification. A server that is gone just does not get it: the exit is
     /// reported through the state, not through every notification.
     pub(crate) fn notify(&self, method: &str, params: Value) {
@@ -223,6 +230,17 @@ fn route(message: Value, shared: &Shared, outgoing: &mpsc::UnboundedSender<Value
     let id = message.get("id").filter(|id| !id.is_null());
     match (method, id) {
         (Some(method), Some(id)) => {
+            if method == "workspace/applyEdit" {
+                let sink = shared.lock().server_edits.clone();
+                let edit = ServerEdit {
+                    id: id.clone(),
+                    params: message["params"].clone(),
+                };
+                // Answered by the command's runner; with none, refused below.
+                if sink.is_some_and(|sink| sink.send(edit).is_ok()) {
+                    return;
+                }
+            }
             let reply = match answer(shared, method, &message["params"]) {
                 Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
                 Err((code, text)) => {
@@ -299,7 +317,7 @@ fn answer(shared: &Shared, method: &str, params: &Value) -> Result<Value, (i64, 
         | "workspace/foldingRange/refresh" => Ok(Value::Null),
         "workspace/applyEdit" => Ok(json!({
             "applied": false,
-            "failureReason": "this client does not apply server-initiated edits yet"
+            "failureReason": "edits are applied only while a command of apply_code_action runs"
         })),
         _ => Err((METHOD_NOT_FOUND, format!("unsupported request: {method}"))),
     }

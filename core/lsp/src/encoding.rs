@@ -81,6 +81,31 @@ pub fn from_lsp(text: &str, position: Position, encoding: PositionEncoding) -> (
     (position.line + 1, chars + 1)
 }
 
+/// The byte offset in `text` of an LSP position, for applying edits. A line past the end
+/// gives the end of the text; an offset past the end of its line gives the line's end
+/// (before its `\r\n`); an offset inside a character rounds down to that character.
+pub fn byte_offset(text: &str, position: Position, encoding: PositionEncoding) -> usize {
+    let mut line_start = 0;
+    for _ in 0..position.line {
+        match text[line_start..].find('\n') {
+            Some(newline) => line_start += newline + 1,
+            None => return text.len(),
+        }
+    }
+    let rest = &text[line_start..];
+    let line = rest.split('\n').next().unwrap_or("");
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    let mut units = 0;
+    for (index, ch) in line.char_indices() {
+        let width = encoding.width(ch);
+        if units + width > position.character {
+            return line_start + index;
+        }
+        units += width;
+    }
+    line_start + line.len()
+}
+
 /// The LSP position just after the last character of `text`.
 pub fn end_of(text: &str, encoding: PositionEncoding) -> Position {
     let line = text.matches('\n').count() as u32;
@@ -142,6 +167,24 @@ mod tests {
             from_lsp(TEXT, Position::new(9, 4), PositionEncoding::Utf16),
             (10, 5)
         );
+    }
+
+    #[test]
+    fn byte_offsets_follow_the_encoding_and_clamp() {
+        // Line 2 starts at byte 4; 'é' is 2 bytes, the emoji 4.
+        let at =
+            |line, character, encoding| byte_offset(TEXT, Position::new(line, character), encoding);
+        assert_eq!(at(1, 0, PositionEncoding::Utf16), 4);
+        assert_eq!(at(1, 1, PositionEncoding::Utf16), 6);
+        assert_eq!(at(1, 3, PositionEncoding::Utf16), 10);
+        assert_eq!(at(1, 6, PositionEncoding::Utf8), 10);
+        assert_eq!(at(1, 2, PositionEncoding::Utf32), 10);
+        // Inside the surrogate pair: rounds down to the emoji's start.
+        assert_eq!(at(1, 2, PositionEncoding::Utf16), 6);
+        // Past the end of "ab\r\n": before the \r.
+        assert_eq!(at(0, 9, PositionEncoding::Utf16), 2);
+        assert_eq!(at(2, 0, PositionEncoding::Utf16), TEXT.len());
+        assert_eq!(at(7, 3, PositionEncoding::Utf16), TEXT.len());
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! the protocol with them: `initialize` with honest capabilities, requests queued behind it,
 //! per-request timeouts, the server's own requests answered, versioned document sync, pushed
 //! and pulled diagnostics merged, navigation requests. A server that crashes fails its
-//! pending requests at once and is replaced on the next file.
+//! pending requests at once and is replaced on the next file. The `lsp` and
+//! `apply_code_action` tools put all this in the model's hands.
 //!
 //! Architecture invariant: `ls_types` values do not leave this crate through the
 //! diagnostics and navigation APIs; callers get small Larik structs with 1-based line and
@@ -23,8 +24,11 @@ mod framing;
 mod log;
 mod manager;
 mod requests;
+mod server_edits;
 mod specs;
 mod state;
+mod tools;
+mod workspace_edit;
 
 pub use client::{LanguageServer, ServerOptions, Timeouts};
 pub use diagnostics::{Diagnostic, DiagnosticsReport, DiagnosticsWait, Severity};
@@ -34,3 +38,5 @@ pub use manager::{LanguageServers, ManagerConfig, Notice};
 pub use requests::{CodeActionItem, Location, Symbol};
 pub use specs::{ServerSpec, find_command, find_root, language_id};
 pub use state::ExitHook;
+pub use tools::{ApplyCodeActionTool, LspTool, register_lsp_tools};
+pub use workspace_edit::{EditedFile, WorkspaceEditError, plan_workspace_edit};

@@ -45,6 +45,10 @@ pub struct Symbol {
     pub container: Option<String>,
     /// Where it is (the whole symbol; for document symbols, its full range).
     pub location: Location,
+    /// 1-based line of its name (where definition and references find it).
+    pub name_line: u32,
+    /// 1-based column of its name, in characters.
+    pub name_column: u32,
 }
 
 /// A code action offered by the server.
@@ -242,6 +246,8 @@ impl LanguageServer {
                             kind: format!("{:?}", symbol.kind),
                             detail: None,
                             container: symbol.container_name,
+                            name_line: location.line,
+                            name_column: location.column,
                             location,
                         });
                     }
@@ -256,11 +262,16 @@ impl LanguageServer {
                     .collect();
                 while let Some((symbol, container)) = stack.pop() {
                     if let Some(location) = self.location(&uri, symbol.range, encoding) {
+                        let name_at = self
+                            .location(&uri, symbol.selection_range, encoding)
+                            .unwrap_or_else(|| location.clone());
                         out.push(Symbol {
                             name: symbol.name.clone(),
                             kind: format!("{:?}", symbol.kind),
                             detail: symbol.detail.clone(),
                             container,
+                            name_line: name_at.line,
+                            name_column: name_at.column,
                             location,
                         });
                     }
@@ -292,6 +303,8 @@ impl LanguageServer {
                             kind: format!("{:?}", symbol.kind),
                             detail: None,
                             container: symbol.container_name,
+                            name_line: location.line,
+                            name_column: location.column,
                             location,
                         });
                     }
@@ -312,6 +325,8 @@ impl LanguageServer {
                             kind: format!("{:?}", symbol.kind),
                             detail: None,
                             container: symbol.container_name,
+                            name_line: location.line,
+                            name_column: location.column,
                             location,
                         });
                     }
@@ -329,10 +344,24 @@ impl LanguageServer {
         start_line: u32,
         end_line: u32,
     ) -> Result<Vec<CodeActionItem>, LspError> {
+        let end_line = end_line.max(start_line);
+        self.code_actions_in(path, (start_line, 1), (end_line, u32::MAX))
+            .await
+    }
+
+    /// `textDocument/codeAction` for the range from `start` to `end`, each a 1-based
+    /// (line, character column); refactorings often need a precise range or a point on a
+    /// name. The diagnostics known for the range's lines go in the context.
+    pub async fn code_actions_in(
+        &self,
+        path: &Path,
+        (start_line, start_column): (u32, u32),
+        (end_line, end_column): (u32, u32),
+    ) -> Result<Vec<CodeActionItem>, LspError> {
         let text = self.ensure_open(path).await?;
         let encoding = self.encoding().await?;
-        let start = to_lsp(&text, start_line, 1, encoding);
-        let end = to_lsp(&text, end_line.max(start_line), u32::MAX, encoding);
+        let start = to_lsp(&text, start_line, start_column, encoding);
+        let end = to_lsp(&text, end_line, end_column, encoding);
         let overlapping: Vec<ls_types::Diagnostic> = {
             let state = self.connection.shared.lock();
             let pushed = state.pushed.get(path).map(|push| push.diagnostics.iter());

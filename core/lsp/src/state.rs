@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
-use tokio::sync::{oneshot, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 
 /// Called once when a server exits without being asked to, with a one-line reason. It runs
 /// while the connection's state is locked, so it must be quick and must not call back into
@@ -21,6 +21,14 @@ pub(crate) struct RpcError {
     pub(crate) code: i64,
     pub(crate) message: String,
     pub(crate) data: Option<Value>,
+}
+
+/// A `workspace/applyEdit` request from the server, handed to whoever runs a command.
+pub(crate) struct ServerEdit {
+    /// The request's id, to answer it.
+    pub(crate) id: Value,
+    /// Its params (`label`, `edit`).
+    pub(crate) params: Value,
 }
 
 /// A document the server has open.
@@ -62,6 +70,9 @@ pub(crate) struct State {
     pub(crate) pushed_while_pull: bool,
     /// The server declared `diagnosticProvider` in its capabilities.
     pub(crate) static_pull: bool,
+    /// Set while one of our `workspace/executeCommand` requests runs: the server's
+    /// `workspace/applyEdit` requests go there instead of being refused.
+    pub(crate) server_edits: Option<mpsc::UnboundedSender<ServerEdit>>,
 }
 
 impl State {

@@ -17,5 +17,7 @@ mod gopls;
 mod pyright;
 #[path = "servers/rust_analyzer.rs"]
 mod rust_analyzer;
+#[path = "servers/tools.rs"]
+mod tools;
 #[path = "servers/typescript.rs"]
 mod typescript;

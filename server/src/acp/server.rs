@@ -374,9 +374,11 @@ impl Server {
             client.fs.read_text_file,
             client.fs.write_text_file,
         ));
-        config.feedback = self
-            .language_servers(&config.cwd)?
-            .map(setup::edit_feedback);
+        let servers = self.language_servers(&config.cwd)?;
+        if let Some(servers) = &servers {
+            larik_lsp::register_lsp_tools(&mut config.tools, servers);
+        }
+        config.feedback = servers.map(setup::edit_feedback);
         let (mode, reasoning, usage) = (config.mode, config.reasoning, session.usage);
         let agent = larik_agent::spawn(config, session).map_err(internal)?;
         Ok(Started {
