@@ -22,7 +22,8 @@ pub const MAX_LISTED: usize = 20;
 pub struct ServerFeedback {
     servers: Arc<LanguageServers>,
     wait: DiagnosticsWait,
-    /// Servers whose failure was already told: it is said once, not after every edit.
+    /// Servers whose failure was already told: it is said once, not after every edit
+    /// (a server that failed to start is not started again in the session).
     told: Mutex<HashSet<String>>,
 }
 
@@ -58,6 +59,8 @@ impl EditFeedback for ServerFeedback {
             .servers
             .take_notices()
             .into_iter()
+            // When this very request failed, its error says more than the exit notice.
+            .filter(|notice| outcome.is_ok() || notice.server != name)
             .map(|notice| format!("({}: {})", notice.server, notice.message))
             .collect();
         match outcome {
@@ -86,7 +89,7 @@ impl EditFeedback for ServerFeedback {
                     .told
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .insert(format!("{name}: {error}"));
+                    .insert(name.clone());
                 if first_time {
                     lines.push(format!("(No diagnostics from {name}: {error}.)"));
                 }

@@ -75,3 +75,92 @@ async fn edits_get_the_servers_errors_and_clean_edits_get_nothing() {
     );
     servers.shutdown().await;
 }
+
+/// A checker over one configured server for `.zz` files, with short waits.
+fn broken_server(root: &std::path::Path, script: &str) -> (Arc<LanguageServers>, ServerFeedback) {
+    let spec = ServerSpec::new("broken", "bash", &["-c", script], &["zz"], &[]);
+    let servers = Arc::new(LanguageServers::new(ManagerConfig {
+        project_root: root.to_path_buf(),
+        path_dirs: kit::path_dirs(),
+        log_dir: root.join(".logs"),
+        servers: vec![spec],
+        disabled: Vec::new(),
+        timeouts: Timeouts {
+            initialize: std::time::Duration::from_secs(2),
+            ..Timeouts::default()
+        },
+    }));
+    let wait = larik_lsp::DiagnosticsWait {
+        quiet: std::time::Duration::from_secs(1),
+        loading: std::time::Duration::from_secs(3),
+    };
+    let feedback = ServerFeedback::new(Arc::clone(&servers), wait);
+    (servers, feedback)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_answers_or_writes_garbage_costs_one_line_once() {
+    for script in [
+        "sleep 1000",
+        "echo 'this is not LSP'; sleep 1000",
+        "echo garbage; exit 3",
+    ] {
+        let (_dir, root) = kit::project(&[("a.zz", "one\n")]);
+        let (servers, feedback) = broken_server(&root, script);
+        let path = root.join("a.zz");
+        let report = feedback.after_edit(&path, "two\n").await.expect("a line");
+        assert_eq!(report.lines().count(), 1, "{script}: {report}");
+        assert!(
+            report.starts_with("(No diagnostics from broken: "),
+            "{script}: {report}"
+        );
+        // Said once: the next edit of the session adds nothing.
+        assert_eq!(
+            feedback.after_edit(&path, "three\n").await,
+            None,
+            "{script}"
+        );
+        servers.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_crash_the_next_edit_says_so_and_a_new_server_answers() {
+    kit::path_bin("clangd");
+    let (_dir, root) = kit::project(&[
+        ("compile_flags.txt", "-std=c11\n"),
+        ("main.c", "int main(void) { return 0; }\n"),
+    ]);
+    let logs = tempfile::tempdir().expect("log dir");
+    let servers = manager(&root, logs.path());
+    let feedback = ServerFeedback::new(Arc::clone(&servers), kit::patient());
+    let main = root.join("main.c");
+    let broken = "int main(void) {\n    return coutn;\n}\n";
+    std::fs::write(&main, broken).expect("write");
+    let first = feedback.after_edit(&main, broken).await.expect("a report");
+    assert!(first.contains("ERROR 2:12 "), "{first}");
+
+    let running = servers.running();
+    let pid = running[0].pid().expect("clangd runs");
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    running[0].wait_for_exit().await;
+
+    let again = "int main(void) {\n    return coutn + 1;\n}\n";
+    std::fs::write(&main, again).expect("write");
+    let report = feedback.after_edit(&main, again).await.expect("a report");
+    let lines: Vec<&str> = report.lines().collect();
+    assert!(
+        lines[0].starts_with("(clangd: "),
+        "the crash is told: {report}"
+    );
+    assert!(
+        report.contains("clangd reports:\nERROR 2:12 "),
+        "a new clangd checked the edit: {report}"
+    );
+    assert_ne!(servers.running()[0].pid(), Some(pid));
+    servers.shutdown().await;
+}
