@@ -1069,3 +1069,50 @@ async fn edits_come_back_with_the_compilers_diagnostics() {
         "clangd's log is under the data directory"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lsp_tools_are_offered_with_language_servers_and_a_bare_deny_hides_them() {
+    let harness = Harness::new().await;
+    let tools_offered = |output: &Output| -> Vec<String> {
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let configured: Value = stdout
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .find(|event| event["type"] == "session_configured")
+            .expect("a session_configured event");
+        configured["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .filter_map(|tool| tool.as_str().map(str::to_string))
+            .collect()
+    };
+    for (extra, offered) in [(None, true), (Some("lsp"), false)] {
+        harness.server.enqueue(turn().text("ok").usage(10, 1));
+        let mut larik = harness.larik();
+        larik.env_remove("LARIK_LSP");
+        larik.args(["-p", "hi", "--output-format", "stream-json"]);
+        if let Some(name) = extra {
+            larik.args(["--disallowedTools", name]);
+        }
+        let output = tokio::time::timeout(Duration::from_secs(60), larik.output())
+            .await
+            .expect("larik finishes")
+            .expect("larik runs");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let tools = tools_offered(&output);
+        assert_eq!(
+            tools.contains(&"lsp".to_string()),
+            offered,
+            "{extra:?}: {tools:?}"
+        );
+        assert!(
+            tools.contains(&"apply_code_action".to_string()),
+            "{tools:?}"
+        );
+    }
+}

@@ -57,10 +57,7 @@ pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
 
     prepared.config.ask_policy = AskPolicy::Refuse;
     let servers = setup::language_servers(&env, &prepared.config.cwd)?;
-    if let Some(servers) = &servers {
-        larik_lsp::register_lsp_tools(&mut prepared.config.tools, servers);
-    }
-    prepared.config.feedback = servers.clone().map(setup::edit_feedback);
+    setup::attach_language_servers(&args.agent, &mut prepared.config, servers.as_ref());
     let started = Instant::now();
     let mut agent = larik_agent::spawn(prepared.config, prepared.session)?;
     agent.ops.send(Op::user_text(prompt))?;

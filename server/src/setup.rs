@@ -201,9 +201,20 @@ pub fn language_servers(
     }))))
 }
 
-/// The edit tools' checker over `servers`.
-pub fn edit_feedback(servers: Arc<LanguageServers>) -> Arc<dyn larik_tools::EditFeedback> {
-    Arc::new(ServerFeedback::new(servers, DiagnosticsWait::default()))
+/// Gives the agent the language servers: the edit tools' checker, and the `lsp` and
+/// `apply_code_action` tools (unless a bare `--disallowedTools` name hides them).
+pub fn attach_language_servers(
+    options: &AgentOptions,
+    config: &mut AgentConfig,
+    servers: Option<&Arc<LanguageServers>>,
+) {
+    let Some(servers) = servers else { return };
+    larik_lsp::register_lsp_tools(&mut config.tools, servers);
+    hide_disallowed_tools(options, config);
+    config.feedback = Some(Arc::new(ServerFeedback::new(
+        Arc::clone(servers),
+        DiagnosticsWait::default(),
+    )));
 }
 
 /// A permission mode by its name, or an error listing the names.
@@ -260,15 +271,23 @@ fn rules(args: &AgentOptions, config: &mut AgentConfig) -> anyhow::Result<RuleSe
         rules
             .add_deny(&text)
             .with_context(|| format!("in --disallowedTools `{text}`"))?;
-        if !text.contains('(') {
-            // A bare name hides the tool from the model too (`Bash`, `MultiEdit`, `grep`).
-            let wanted = normalize_tool_name(&text);
-            for name in config.tools.names() {
-                if normalize_tool_name(&name) == wanted {
-                    config.tools.remove(&name);
-                }
+    }
+    hide_disallowed_tools(args, config);
+    Ok(rules)
+}
+
+/// A bare name in `--disallowedTools` hides the tool from the model too (`Bash`,
+/// `MultiEdit`, `grep`), besides denying its calls.
+fn hide_disallowed_tools(args: &AgentOptions, config: &mut AgentConfig) {
+    for text in split_rules(&args.disallowed_tools) {
+        if text.contains('(') {
+            continue;
+        }
+        let wanted = normalize_tool_name(&text);
+        for name in config.tools.names() {
+            if normalize_tool_name(&name) == wanted {
+                config.tools.remove(&name);
             }
         }
     }
-    Ok(rules)
 }

@@ -375,10 +375,7 @@ impl Server {
             client.fs.write_text_file,
         ));
         let servers = self.language_servers(&config.cwd)?;
-        if let Some(servers) = &servers {
-            larik_lsp::register_lsp_tools(&mut config.tools, servers);
-        }
-        config.feedback = servers.map(setup::edit_feedback);
+        setup::attach_language_servers(&self.options, &mut config, servers.as_ref());
         let (mode, reasoning, usage) = (config.mode, config.reasoning, session.usage);
         let agent = larik_agent::spawn(config, session).map_err(internal)?;
         Ok(Started {
