@@ -230,8 +230,13 @@ fn main() {
             .zip(like_for_like.samples.figures())
             .map(|(larik, bare)| format!("{:+.2} ms", larik - bare))
             .collect();
+        let compared = if pulled.is_some() {
+            "Larik − bare (pull)"
+        } else {
+            "Larik − bare"
+        };
         rows.push(format!(
-            "| {} | Larik − bare | | {} |",
+            "| {} | {compared} | | {} |",
             source.server,
             difference.join(" | ")
         ));

@@ -22,6 +22,20 @@ use crate::state::{Document, ExitHook};
 /// How many times a pull that the server cancelled (asking to be asked again) is retried.
 const PULL_ATTEMPTS: u32 = 5;
 
+fn is_error(diagnostic: &ls_types::Diagnostic) -> bool {
+    diagnostic.severity == Some(ls_types::DiagnosticSeverity::ERROR)
+}
+
+/// What syncing a text did.
+struct Synced {
+    /// The document's version now.
+    version: i32,
+    /// Whether anything was sent (the text differed).
+    changed: bool,
+    /// Whether the server had pushed nothing for the file since the text before.
+    earlier_unanswered: bool,
+}
+
 /// Bounds of the quiet period after a push without a version, before it counts as final.
 const SETTLE_MIN: Duration = Duration::from_millis(150);
 const SETTLE_MAX: Duration = Duration::from_secs(1);
@@ -205,19 +219,15 @@ impl LanguageServer {
     /// kind allows), then `didSave` if the server wants it. Returns the document's version.
     pub async fn open_or_update(&self, path: &Path, text: &str) -> Result<i32, LspError> {
         let features = self.features().await?;
-        self.sync(path, text, &features).map(|(version, _)| version)
+        self.sync(path, text, &features)
+            .map(|synced| synced.version)
     }
 
     /// Sends `text` as the document's new content; returns its version and whether it
     /// changed. The same text again sends nothing: some servers (clangd) publish nothing
     /// for a version whose content did not change, so a new version would never be
     /// answered.
-    fn sync(
-        &self,
-        path: &Path,
-        text: &str,
-        features: &ServerFeatures,
-    ) -> Result<(i32, bool), LspError> {
+    fn sync(&self, path: &Path, text: &str, features: &ServerFeatures) -> Result<Synced, LspError> {
         let uri = file_uri(path)?;
         let mut state = self.connection.shared.lock();
         if let Some(reason) = &state.exited {
@@ -225,6 +235,8 @@ impl LanguageServer {
                 reason: reason.clone(),
             });
         }
+        let (push_seq, last_push) = (state.push_seq, state.pushed.get(path).map(|push| push.seq));
+        let mut earlier_unanswered = false;
         // Sent while holding the lock so that versions reach the server in order.
         let (version, changed) = match state.documents.get_mut(path) {
             None => {
@@ -233,6 +245,7 @@ impl LanguageServer {
                     Document {
                         version: 1,
                         text: text.to_string(),
+                        synced_at: push_seq,
                     },
                 );
                 self.connection.notify(
@@ -246,6 +259,8 @@ impl LanguageServer {
             // The file may still have been saved anew, so the save below is still sent.
             Some(document) if document.text == text => (document.version, false),
             Some(document) => {
+                earlier_unanswered = last_push.is_none_or(|seq| seq <= document.synced_at);
+                document.synced_at = push_seq;
                 document.version += 1;
                 let old = std::mem::replace(&mut document.text, text.to_string());
                 let change = if features.change == TextDocumentSyncKind::INCREMENTAL {
@@ -279,7 +294,11 @@ impl LanguageServer {
                 json!({"textDocument": {"uri": uri}, "text": text}),
             ),
         }
-        Ok((version, changed))
+        Ok(Synced {
+            version,
+            changed,
+            earlier_unanswered,
+        })
     }
 
     /// Syncs `text` for `path` (see [`LanguageServer::open_or_update`]) and waits for the
@@ -307,7 +326,11 @@ impl LanguageServer {
         let shared = &self.connection.shared;
         let mut changes = shared.subscribe();
         let seq_before = shared.lock().push_seq;
-        let (version, changed) = self.sync(path, text, &features)?;
+        let Synced {
+            version,
+            changed,
+            earlier_unanswered,
+        } = self.sync(path, text, &features)?;
         // Unchanged text: whatever the server already pushed for it is current.
         let seq_before = if changed { seq_before } else { u64::MAX };
         let uri = file_uri(path)?;
@@ -315,9 +338,11 @@ impl LanguageServer {
         let mut pulled_at_refresh = 0;
         let mut pull_failed = false;
         let mut deadline = start + wait.quiet;
-        // Servers that push without versions (typescript-language-server) may push several
-        // times per change, one kind of diagnostics after another; a push only counts once
-        // no further one followed for a while (as long as the first took, within bounds).
+        // Without versions (typescript-language-server), pushes come one kind of diagnostics
+        // after another (syntax, then semantic), and an answer to the text before may still
+        // be on its way. A push with errors counts at once when the server had answered the
+        // text before; any other push only once no further one followed for a while (as
+        // long as the first took, within bounds), since errors of a later kind may follow.
         let mut settling: Option<(u64, Instant)> = None;
         loop {
             changes.borrow_and_update();
@@ -354,6 +379,12 @@ impl LanguageServer {
                 let pushed_fresh = match state.pushed.get(path) {
                     Some(push) => match push.version {
                         Some(pushed) => pushed >= version,
+                        None if push.seq > seq_before
+                            && !earlier_unanswered
+                            && push.diagnostics.iter().any(is_error) =>
+                        {
+                            true
+                        }
                         None if push.seq > seq_before => match settling {
                             Some((seq, until)) if seq == push.seq => now >= until,
                             _ => {

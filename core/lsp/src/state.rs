@@ -35,6 +35,9 @@ pub(crate) struct ServerEdit {
 pub(crate) struct Document {
     pub(crate) version: i32,
     pub(crate) text: String,
+    /// The push counter when this text was sent: a push for the file with a higher `seq`
+    /// came after it.
+    pub(crate) synced_at: u64,
 }
 
 /// The last diagnostics a server pushed for one file.
@@ -244,6 +247,7 @@ mod tests {
             Document {
                 version: 3,
                 text: String::new(),
+                synced_at: 0,
             },
         );
         let push = |version: Value| {
