@@ -219,15 +219,28 @@ impl LanguageServer {
     /// kind allows), then `didSave` if the server wants it. Returns the document's version.
     pub async fn open_or_update(&self, path: &Path, text: &str) -> Result<i32, LspError> {
         let features = self.features().await?;
-        self.sync(path, text, &features)
+        self.sync(path, text, &features, false)
             .map(|synced| synced.version)
+    }
+
+    /// Opens `path` with `text` unless it is open already: a warm-up read from disk must not
+    /// replace newer text an edit has sent meanwhile.
+    pub async fn open_if_closed(&self, path: &Path, text: &str) -> Result<(), LspError> {
+        let features = self.features().await?;
+        self.sync(path, text, &features, true).map(|_| ())
     }
 
     /// Sends `text` as the document's new content; returns its version and whether it
     /// changed. The same text again sends nothing: some servers (clangd) publish nothing
     /// for a version whose content did not change, so a new version would never be
-    /// answered.
-    fn sync(&self, path: &Path, text: &str, features: &ServerFeatures) -> Result<Synced, LspError> {
+    /// answered. With `open_only`, an open document is left as it is.
+    fn sync(
+        &self,
+        path: &Path,
+        text: &str,
+        features: &ServerFeatures,
+        open_only: bool,
+    ) -> Result<Synced, LspError> {
         let uri = file_uri(path)?;
         let mut state = self.connection.shared.lock();
         if let Some(reason) = &state.exited {
@@ -255,6 +268,13 @@ impl LanguageServer {
                     }}),
                 );
                 (1, true)
+            }
+            Some(document) if open_only => {
+                return Ok(Synced {
+                    version: document.version,
+                    changed: false,
+                    earlier_unanswered: false,
+                });
             }
             // The file may still have been saved anew, so the save below is still sent.
             Some(document) if document.text == text => (document.version, false),
@@ -330,7 +350,7 @@ impl LanguageServer {
             version,
             changed,
             earlier_unanswered,
-        } = self.sync(path, text, &features)?;
+        } = self.sync(path, text, &features, false)?;
         // Unchanged text: whatever the server already pushed for it is current.
         let seq_before = if changed { seq_before } else { u64::MAX };
         let uri = file_uri(path)?;

@@ -220,7 +220,7 @@ impl LanguageServers {
         let Some(server) = self.server_for(&path)? else {
             return Ok(false);
         };
-        server.open_or_update(&path, text).await?;
+        server.open_if_closed(&path, text).await?;
         Ok(true)
     }
 

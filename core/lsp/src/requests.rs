@@ -236,23 +236,7 @@ impl LanguageServer {
         let mut out = Vec::new();
         match answer {
             None => {}
-            Some(DocumentSymbolResponse::Flat(flat)) => {
-                for symbol in flat {
-                    if let Some(location) =
-                        self.location(&symbol.location.uri, symbol.location.range, encoding)
-                    {
-                        out.push(Symbol {
-                            name: symbol.name,
-                            kind: format!("{:?}", symbol.kind),
-                            detail: None,
-                            container: symbol.container_name,
-                            name_line: location.line,
-                            name_column: location.column,
-                            location,
-                        });
-                    }
-                }
-            }
+            Some(DocumentSymbolResponse::Flat(flat)) => out = self.flat_symbols(flat, encoding),
             Some(DocumentSymbolResponse::Nested(nested)) => {
                 let uri = file_uri(path)?;
                 let mut stack: Vec<(ls_types::DocumentSymbol, Option<String>)> = nested
@@ -284,6 +268,29 @@ impl LanguageServer {
         Ok(out)
     }
 
+    /// Symbols given flat, as `SymbolInformation`, with their locations converted.
+    fn flat_symbols(
+        &self,
+        flat: Vec<ls_types::SymbolInformation>,
+        encoding: PositionEncoding,
+    ) -> Vec<Symbol> {
+        flat.into_iter()
+            .filter_map(|symbol| {
+                let location =
+                    self.location(&symbol.location.uri, symbol.location.range, encoding)?;
+                Some(Symbol {
+                    name: symbol.name,
+                    kind: format!("{:?}", symbol.kind),
+                    detail: None,
+                    container: symbol.container_name,
+                    name_line: location.line,
+                    name_column: location.column,
+                    location,
+                })
+            })
+            .collect()
+    }
+
     /// `workspace/symbol` for a query.
     pub async fn workspace_symbols(&self, query: &str) -> Result<Vec<Symbol>, LspError> {
         let encoding = self.encoding().await?;
@@ -293,23 +300,7 @@ impl LanguageServer {
         let mut out = Vec::new();
         match answer {
             None => {}
-            Some(WorkspaceSymbolResponse::Flat(flat)) => {
-                for symbol in flat {
-                    if let Some(location) =
-                        self.location(&symbol.location.uri, symbol.location.range, encoding)
-                    {
-                        out.push(Symbol {
-                            name: symbol.name,
-                            kind: format!("{:?}", symbol.kind),
-                            detail: None,
-                            container: symbol.container_name,
-                            name_line: location.line,
-                            name_column: location.column,
-                            location,
-                        });
-                    }
-                }
-            }
+            Some(WorkspaceSymbolResponse::Flat(flat)) => out = self.flat_symbols(flat, encoding),
             Some(WorkspaceSymbolResponse::Nested(nested)) => {
                 for symbol in nested {
                     // A location without a range (to be resolved later) points at the file start.
