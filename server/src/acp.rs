@@ -33,10 +33,11 @@ use session::Command;
 
 /// Serves ACP on stdin/stdout until the editor closes the connection.
 pub async fn run(options: AgentOptions) -> anyhow::Result<ExitCode> {
-    setup::check_options(&options)?;
+    let env = setup::environment();
+    setup::check_options(&options, &env)?;
     // Sessions start when the editor asks; have the root certificates ready by then.
     std::thread::spawn(larik_providers::prepare_tls);
-    let server = Arc::new(Server::new(options, setup::environment())?);
+    let server = Arc::new(Server::new(options, env)?);
     let result = serve(Arc::clone(&server)).await;
     server.close_all().await;
     larik_sandbox::kill_started_groups();

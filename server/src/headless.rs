@@ -155,7 +155,8 @@ impl Printer {
     /// Handles one event; false when stdout can no longer be written.
     fn event(&mut self, event: Event) -> bool {
         if self.format == OutputFormat::StreamJson {
-            self.write_json(&serde_json::to_value(&event).unwrap_or(Value::Null));
+            let line = serde_json::to_string(&event).unwrap_or_else(|_| "null".to_string());
+            self.write_line(&line);
         }
         let to_stderr = self.format != OutputFormat::StreamJson;
         match event {

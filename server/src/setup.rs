@@ -148,19 +148,12 @@ pub fn agent_config(
 
 /// Checks the options alone (mode, rules, model name, turn cap), so a front end that starts
 /// agents later can refuse bad flags at once.
-pub fn check_options(options: &AgentOptions) -> anyhow::Result<()> {
-    if let Some(model) = &options.model {
-        split_model_name(model)?;
-    }
-    if let Some(mode) = &options.permission_mode {
-        parse_mode(mode)?;
-    }
-    if options.max_turns == Some(0) {
-        bail!("--max-turns must be at least 1");
-    }
-    let mut scratch = AgentConfig::new(PathBuf::from("/"), "anthropic/check");
-    rules(options, &mut scratch)?;
-    Ok(())
+pub fn check_options(options: &AgentOptions, env: &Environment) -> anyhow::Result<()> {
+    let model = options
+        .model
+        .clone()
+        .unwrap_or_else(|| "anthropic/check".to_string());
+    agent_config(options, env, PathBuf::from("/"), model).map(drop)
 }
 
 /// The language servers for the project at `cwd`, unless `LARIK_LSP=off`:

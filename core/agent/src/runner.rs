@@ -146,6 +146,8 @@ impl Runner {
             ops,
             queued: VecDeque::new(),
             open: true,
+            shared: Arc::clone(&self.shared),
+            events: self.events.clone(),
         };
         loop {
             if !inbox.open {
@@ -162,22 +164,17 @@ impl Runner {
             match op {
                 Op::UserTurn { content } => {
                     let cancel = CancellationToken::new();
-                    let shared = Arc::clone(&self.shared);
-                    let events = self.events.clone();
-                    let turn = self.run_turn(content, cancel.clone());
-                    inbox.drive(turn, &cancel, &shared, &events).await;
+                    inbox
+                        .drive(self.run_turn(content, cancel.clone()), &cancel)
+                        .await;
                 }
                 Op::Compact { instructions } => {
                     let cancel = CancellationToken::new();
-                    let shared = Arc::clone(&self.shared);
-                    let events = self.events.clone();
-                    let compaction = self.compact(instructions, cancel.clone());
-                    inbox.drive(compaction, &cancel, &shared, &events).await;
+                    inbox
+                        .drive(self.compact(instructions, cancel.clone()), &cancel)
+                        .await;
                 }
-                Op::SetMode { mode } => {
-                    self.shared.set_mode(mode);
-                    self.events.emit(Event::ModeChanged { mode });
-                }
+                Op::SetMode { mode } => inbox.set_mode(mode),
                 Op::SetModel { model } => self.switch_model(model),
                 Op::SetReasoning { effort } => {
                     self.config.reasoning = effort;
@@ -292,19 +289,21 @@ struct Inbox {
     ops: mpsc::UnboundedReceiver<Op>,
     queued: VecDeque<Op>,
     open: bool,
+    shared: Arc<Shared>,
+    events: EventSink,
 }
 
 impl Inbox {
+    /// Switches the permission mode, effective for the next call, and says so.
+    fn set_mode(&self, mode: PermissionMode) {
+        self.shared.set_mode(mode);
+        self.events.emit(Event::ModeChanged { mode });
+    }
+
     /// Runs `work` (a turn or a compaction) to its end while taking the ops that must act
     /// at once: interrupts, permission replies, mode changes and shutdown. Everything else
     /// waits in the queue for `work` to finish.
-    async fn drive(
-        &mut self,
-        work: impl Future<Output = ()>,
-        cancel: &CancellationToken,
-        shared: &Shared,
-        events: &EventSink,
-    ) {
+    async fn drive(&mut self, work: impl Future<Output = ()>, cancel: &CancellationToken) {
         tokio::pin!(work);
         loop {
             tokio::select! {
@@ -312,16 +311,13 @@ impl Inbox {
                 op = self.ops.recv(), if self.open => match op {
                     Some(Op::Interrupt) => cancel.cancel(),
                     Some(Op::PermissionReply { request_id, decision }) => {
-                        if !shared.answer(&request_id, decision) {
-                            events.emit(Event::Notice {
+                        if !self.shared.answer(&request_id, decision) {
+                            self.events.emit(Event::Notice {
                                 message: format!("no permission request `{request_id}` is waiting; reply ignored"),
                             });
                         }
                     }
-                    Some(Op::SetMode { mode }) => {
-                        shared.set_mode(mode);
-                        events.emit(Event::ModeChanged { mode });
-                    }
+                    Some(Op::SetMode { mode }) => self.set_mode(mode),
                     Some(Op::Shutdown) => {
                         // Stop now: a turn waiting for a permission reply would otherwise
                         // never end.

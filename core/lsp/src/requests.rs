@@ -3,6 +3,7 @@
 //! out in Larik's terms (1-based line, character column); code actions also carry the
 //! server's raw JSON so a later step can resolve and apply them.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use ls_types::{
@@ -97,10 +98,6 @@ impl LanguageServer {
         Ok(text)
     }
 
-    async fn encoding(&self) -> Result<PositionEncoding, LspError> {
-        Ok(self.features().await?.encoding)
-    }
-
     /// Opens the file and builds `textDocument` + `position` parameters.
     async fn position_params(
         &self,
@@ -109,7 +106,7 @@ impl LanguageServer {
         column: u32,
     ) -> Result<Value, LspError> {
         let text = self.ensure_open(path).await?;
-        let position = to_lsp(&text, line, column, self.encoding().await?);
+        let position = to_lsp(&text, line, column, self.position_encoding().await?);
         Ok(json!({"textDocument": {"uri": file_uri(path)?}, "position": position}))
     }
 
@@ -130,23 +127,13 @@ impl LanguageServer {
             })
     }
 
-    fn location(
-        &self,
-        uri: &ls_types::Uri,
-        range: ls_types::Range,
-        encoding: PositionEncoding,
-    ) -> Option<Location> {
-        let path = uri.to_file_path()?.into_owned();
-        let text = self.text_of(&path).unwrap_or_default();
-        let (line, column) = from_lsp(&text, range.start, encoding);
-        let (end_line, end_column) = from_lsp(&text, range.end, encoding);
-        Some(Location {
-            path,
-            line,
-            column,
-            end_line,
-            end_column,
-        })
+    /// Converts the server's locations for one answer, reading each file's text once.
+    fn locations(&self, encoding: PositionEncoding) -> Locations<'_> {
+        Locations {
+            server: self,
+            encoding,
+            texts: HashMap::new(),
+        }
     }
 
     /// `textDocument/definition` at a 1-based line and character column.
@@ -157,7 +144,7 @@ impl LanguageServer {
         column: u32,
     ) -> Result<Vec<Location>, LspError> {
         let params = self.position_params(path, line, column).await?;
-        let encoding = self.encoding().await?;
+        let mut locations = self.locations(self.position_encoding().await?);
         let answer: Option<GotoDefinitionResponse> =
             self.typed("textDocument/definition", params).await?;
         let pairs = match answer {
@@ -174,7 +161,7 @@ impl LanguageServer {
         };
         Ok(pairs
             .iter()
-            .filter_map(|(uri, range)| self.location(uri, *range, encoding))
+            .filter_map(|(uri, range)| locations.location(uri, *range))
             .collect())
     }
 
@@ -188,13 +175,13 @@ impl LanguageServer {
     ) -> Result<Vec<Location>, LspError> {
         let mut params = self.position_params(path, line, column).await?;
         params["context"] = json!({"includeDeclaration": include_declaration});
-        let encoding = self.encoding().await?;
+        let mut locations = self.locations(self.position_encoding().await?);
         let answer: Option<Vec<ls_types::Location>> =
             self.typed("textDocument/references", params).await?;
         Ok(answer
             .unwrap_or_default()
             .iter()
-            .filter_map(|location| self.location(&location.uri, location.range, encoding))
+            .filter_map(|location| locations.location(&location.uri, location.range))
             .collect())
     }
 
@@ -229,14 +216,16 @@ impl LanguageServer {
     /// `textDocument/documentSymbol`, flattened in document order with container names.
     pub async fn document_symbols(&self, path: &Path) -> Result<Vec<Symbol>, LspError> {
         self.ensure_open(path).await?;
-        let encoding = self.encoding().await?;
+        let mut locations = self.locations(self.position_encoding().await?);
         let params = json!({"textDocument": {"uri": file_uri(path)?}});
         let answer: Option<DocumentSymbolResponse> =
             self.typed("textDocument/documentSymbol", params).await?;
         let mut out = Vec::new();
         match answer {
             None => {}
-            Some(DocumentSymbolResponse::Flat(flat)) => out = self.flat_symbols(flat, encoding),
+            Some(DocumentSymbolResponse::Flat(flat)) => {
+                out = Self::flat_symbols(flat, &mut locations)
+            }
             Some(DocumentSymbolResponse::Nested(nested)) => {
                 let uri = file_uri(path)?;
                 let mut stack: Vec<(ls_types::DocumentSymbol, Option<String>)> = nested
@@ -245,9 +234,9 @@ impl LanguageServer {
                     .map(|symbol| (symbol, None))
                     .collect();
                 while let Some((symbol, container)) = stack.pop() {
-                    if let Some(location) = self.location(&uri, symbol.range, encoding) {
-                        let name_at = self
-                            .location(&uri, symbol.selection_range, encoding)
+                    if let Some(location) = locations.location(&uri, symbol.range) {
+                        let name_at = locations
+                            .location(&uri, symbol.selection_range)
                             .unwrap_or_else(|| location.clone());
                         out.push(Symbol {
                             name: symbol.name.clone(),
@@ -270,14 +259,12 @@ impl LanguageServer {
 
     /// Symbols given flat, as `SymbolInformation`, with their locations converted.
     fn flat_symbols(
-        &self,
         flat: Vec<ls_types::SymbolInformation>,
-        encoding: PositionEncoding,
+        locations: &mut Locations<'_>,
     ) -> Vec<Symbol> {
         flat.into_iter()
             .filter_map(|symbol| {
-                let location =
-                    self.location(&symbol.location.uri, symbol.location.range, encoding)?;
+                let location = locations.location(&symbol.location.uri, symbol.location.range)?;
                 Some(Symbol {
                     name: symbol.name,
                     kind: format!("{:?}", symbol.kind),
@@ -293,14 +280,16 @@ impl LanguageServer {
 
     /// `workspace/symbol` for a query.
     pub async fn workspace_symbols(&self, query: &str) -> Result<Vec<Symbol>, LspError> {
-        let encoding = self.encoding().await?;
+        let mut locations = self.locations(self.position_encoding().await?);
         let answer: Option<WorkspaceSymbolResponse> = self
             .typed("workspace/symbol", json!({"query": query}))
             .await?;
         let mut out = Vec::new();
         match answer {
             None => {}
-            Some(WorkspaceSymbolResponse::Flat(flat)) => out = self.flat_symbols(flat, encoding),
+            Some(WorkspaceSymbolResponse::Flat(flat)) => {
+                out = Self::flat_symbols(flat, &mut locations)
+            }
             Some(WorkspaceSymbolResponse::Nested(nested)) => {
                 for symbol in nested {
                     // A location without a range (to be resolved later) points at the file start.
@@ -310,7 +299,7 @@ impl LanguageServer {
                             (location.uri, ls_types::Range::default())
                         }
                     };
-                    if let Some(location) = self.location(&uri, range, encoding) {
+                    if let Some(location) = locations.location(&uri, range) {
                         out.push(Symbol {
                             name: symbol.name,
                             kind: format!("{:?}", symbol.kind),
@@ -350,7 +339,7 @@ impl LanguageServer {
         (end_line, end_column): (u32, u32),
     ) -> Result<Vec<CodeActionItem>, LspError> {
         let text = self.ensure_open(path).await?;
-        let encoding = self.encoding().await?;
+        let encoding = self.position_encoding().await?;
         let start = to_lsp(&text, start_line, start_column, encoding);
         let end = to_lsp(&text, end_line, end_column, encoding);
         let overlapping: Vec<ls_types::Diagnostic> = {
@@ -387,5 +376,33 @@ impl LanguageServer {
                 })
             })
             .collect())
+    }
+}
+
+/// The locations of one answer in Larik's terms: 1-based lines and character columns,
+/// computed from each file's text, which is read (or copied) once per answer.
+struct Locations<'a> {
+    server: &'a LanguageServer,
+    encoding: PositionEncoding,
+    texts: HashMap<PathBuf, String>,
+}
+
+impl Locations<'_> {
+    fn location(&mut self, uri: &ls_types::Uri, range: ls_types::Range) -> Option<Location> {
+        let path = uri.to_file_path()?.into_owned();
+        let server = self.server;
+        let text = self
+            .texts
+            .entry(path.clone())
+            .or_insert_with(|| server.text_of(&path).unwrap_or_default());
+        let (line, column) = from_lsp(text, range.start, self.encoding);
+        let (end_line, end_column) = from_lsp(text, range.end, self.encoding);
+        Some(Location {
+            path,
+            line,
+            column,
+            end_line,
+            end_column,
+        })
     }
 }

@@ -106,6 +106,43 @@ fn file_target(input: &Value, ctx: &ToolContext) -> CallTarget {
     }
 }
 
+/// The server's failure as the model reads it.
+fn failed(error: crate::LspError) -> String {
+    format!("The language server failed: {error}.")
+}
+
+/// The code actions offered at `line` (or at one point of it), asked for after fresh
+/// diagnostics, which the request carries and which make servers offer their quick fixes;
+/// with the place as the model names it. `lsp code_actions` lists exactly what
+/// `apply_code_action` then chooses from.
+async fn offered_actions(
+    server: &LanguageServer,
+    subject: &Subject,
+    line: u32,
+    column: Option<u32>,
+    wait: DiagnosticsWait,
+) -> Result<(Vec<crate::CodeActionItem>, String), String> {
+    subject.check_position(line, column.unwrap_or(1))?;
+    server
+        .diagnostics_after_change(&subject.path, &subject.text, wait)
+        .await
+        .map_err(failed)?;
+    let actions = match column {
+        Some(column) => {
+            server
+                .code_actions_in(&subject.path, (line, column), (line, column))
+                .await
+        }
+        None => server.code_actions(&subject.path, line, line).await,
+    }
+    .map_err(failed)?;
+    let place = match column {
+        Some(column) => format!("{}:{line}:{column}", subject.shown),
+        None => format!("{}:{line}", subject.shown),
+    };
+    Ok((actions, place))
+}
+
 /// The file a call is about: its real path, the path to show, and its current text.
 struct Subject {
     path: PathBuf,

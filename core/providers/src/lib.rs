@@ -25,7 +25,7 @@ use serde_json::Value;
 pub use error::ProviderError;
 pub use http::prepare_tls;
 pub use larik_protocol::ReasoningEffort;
-pub use models::{KNOWN_MODELS, KnownModel, context_window, known_model};
+pub use models::{KNOWN_MODELS, KnownModel, Prices, context_window, known_model};
 pub use retry::{RetryPolicy, stream_with_retry};
 
 /// A tool as offered to the model.

@@ -1,12 +1,13 @@
-//! The models Larik knows by name: what a front end offers in a model picker, and how
-//! large each one's context window is (for "tokens used of the window" displays).
+//! The models Larik knows by name: what a front end offers in a model picker, how large
+//! each one's context window is (for "tokens used of the window" displays), and its list
+//! prices (for costs).
 //!
 //! Any `provider/model` name still works when the provider accepts it; this table only
-//! lists the common ones. Dated snapshots (`claude-sonnet-4-5-20250929`) match their base
-//! model.
+//! lists the common ones. Dated snapshots (`claude-sonnet-4-5-20250929`,
+//! `gpt-5-2025-08-07`) are their base model.
 
 /// A model a front end can offer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct KnownModel {
     /// The provider, as in `provider/model`.
     pub provider: &'static str,
@@ -16,6 +17,30 @@ pub struct KnownModel {
     pub label: &'static str,
     /// The context window in tokens.
     pub context_window: u64,
+    /// List prices.
+    pub prices: Prices,
+}
+
+/// US dollars per million tokens of each kind.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Prices {
+    /// Uncached input.
+    pub input: f64,
+    /// Output.
+    pub output: f64,
+    /// Input read from the prompt cache.
+    pub cache_read: f64,
+    /// Input written to the prompt cache.
+    pub cache_write: f64,
+}
+
+const fn prices(input: f64, output: f64, cache_read: f64, cache_write: f64) -> Prices {
+    Prices {
+        input,
+        output,
+        cache_read,
+        cache_write,
+    }
 }
 
 impl KnownModel {
@@ -30,51 +55,122 @@ const fn model(
     id: &'static str,
     label: &'static str,
     context_window: u64,
+    prices: Prices,
 ) -> KnownModel {
     KnownModel {
         provider,
         id,
         label,
         context_window,
+        prices,
     }
 }
 
 /// The known models, most capable first within each provider.
 pub const KNOWN_MODELS: &[KnownModel] = &[
-    model("anthropic", "claude-opus-4-5", "Claude Opus 4.5", 200_000),
+    model(
+        "anthropic",
+        "claude-opus-4-5",
+        "Claude Opus 4.5",
+        200_000,
+        prices(5.0, 25.0, 0.50, 6.25),
+    ),
     model(
         "anthropic",
         "claude-sonnet-4-5",
         "Claude Sonnet 4.5",
         200_000,
+        prices(3.0, 15.0, 0.30, 3.75),
     ),
-    model("anthropic", "claude-haiku-4-5", "Claude Haiku 4.5", 200_000),
-    model("anthropic", "claude-opus-4-1", "Claude Opus 4.1", 200_000),
-    model("anthropic", "claude-sonnet-4", "Claude Sonnet 4", 200_000),
-    model("openai", "gpt-5.1", "GPT-5.1", 400_000),
-    model("openai", "gpt-5.1-codex", "GPT-5.1 Codex", 400_000),
-    model("openai", "gpt-5", "GPT-5", 400_000),
-    model("openai", "gpt-5-mini", "GPT-5 mini", 400_000),
+    model(
+        "anthropic",
+        "claude-haiku-4-5",
+        "Claude Haiku 4.5",
+        200_000,
+        prices(1.0, 5.0, 0.10, 1.25),
+    ),
+    model(
+        "anthropic",
+        "claude-opus-4-1",
+        "Claude Opus 4.1",
+        200_000,
+        prices(15.0, 75.0, 1.5, 18.75),
+    ),
+    model(
+        "anthropic",
+        "claude-sonnet-4",
+        "Claude Sonnet 4",
+        200_000,
+        prices(3.0, 15.0, 0.30, 3.75),
+    ),
+    model(
+        "openai",
+        "gpt-5.1",
+        "GPT-5.1",
+        400_000,
+        prices(1.25, 10.0, 0.125, 0.0),
+    ),
+    model(
+        "openai",
+        "gpt-5.1-codex",
+        "GPT-5.1 Codex",
+        400_000,
+        prices(1.25, 10.0, 0.125, 0.0),
+    ),
+    model(
+        "openai",
+        "gpt-5",
+        "GPT-5",
+        400_000,
+        prices(1.25, 10.0, 0.125, 0.0),
+    ),
+    model(
+        "openai",
+        "gpt-5-mini",
+        "GPT-5 mini",
+        400_000,
+        prices(0.25, 2.0, 0.025, 0.0),
+    ),
 ];
 
 /// The entry for `provider/model`, also for a dated snapshot of a known model.
 pub fn known_model(name: &str) -> Option<&'static KnownModel> {
     let (provider, id) = name.split_once('/')?;
-    KNOWN_MODELS
-        .iter()
-        .filter(|known| known.provider == provider)
-        .filter(|known| id == known.id || is_snapshot_of(id, known.id))
-        // The longest match, so `gpt-5-mini-2025…` is not taken for `gpt-5`.
-        .max_by_key(|known| known.id.len())
+    find(provider, id)
 }
 
-/// Whether `id` is `base` followed by a date (`-20250929` or `-2025-08-07`).
-fn is_snapshot_of(id: &str, base: &str) -> bool {
-    id.strip_prefix(base)
-        .and_then(|rest| rest.strip_prefix('-'))
-        .is_some_and(|date| {
-            !date.is_empty() && date.chars().all(|c| c.is_ascii_digit() || c == '-')
-        })
+/// The entry for `provider`'s model `id`, also for a dated snapshot of a known model.
+pub(crate) fn find(provider: &str, id: &str) -> Option<&'static KnownModel> {
+    let base = strip_date(id);
+    KNOWN_MODELS
+        .iter()
+        .find(|known| known.provider == provider && known.id == base)
+}
+
+/// The model name without a trailing snapshot date: `-YYYYMMDD` or `-YYYY-MM-DD`.
+pub(crate) fn strip_date(model: &str) -> &str {
+    let bytes = model.as_bytes();
+    let all_digits = |s: &[u8]| !s.is_empty() && s.iter().all(u8::is_ascii_digit);
+    if let Some((base, date)) = model.rsplit_once('-')
+        && date.len() == 8
+        && all_digits(date.as_bytes())
+    {
+        return base;
+    }
+    // `-YYYY-MM-DD` is 11 bytes at the end.
+    if bytes.len() > 11 {
+        let tail = &bytes[bytes.len() - 11..];
+        if tail[0] == b'-'
+            && all_digits(&tail[1..5])
+            && tail[5] == b'-'
+            && all_digits(&tail[6..8])
+            && tail[8] == b'-'
+            && all_digits(&tail[9..11])
+        {
+            return &model[..model.len() - 11];
+        }
+    }
+    model
 }
 
 /// The context window of `provider/model` in tokens, when the model is known.

@@ -172,9 +172,8 @@ impl SessionStore {
         Ok(self.list(cwd)?.into_iter().next())
     }
 
-    /// The file of session `id`: looked for in the project at `cwd` first, then in every
-    /// other project.
-    pub fn find(&self, cwd: &Path, id: &str) -> Result<PathBuf, SessionError> {
+    /// The file of session `id` in the project at `cwd`, and in no other project.
+    pub fn find_in_project(&self, cwd: &Path, id: &str) -> Result<PathBuf, SessionError> {
         let invalid = id.is_empty()
             || id.contains(['/', '\\'])
             || id.contains("..")
@@ -182,11 +181,22 @@ impl SessionStore {
         if invalid {
             return Err(SessionError::InvalidId { id: id.to_owned() });
         }
-        let file_name = format!("{id}.jsonl");
-        let here = self.project_dir(cwd).join(&file_name);
+        let here = self.project_dir(cwd).join(format!("{id}.jsonl"));
         if here.is_file() {
-            return Ok(here);
+            Ok(here)
+        } else {
+            Err(SessionError::NotFound { id: id.to_owned() })
         }
+    }
+
+    /// The file of session `id`: looked for in the project at `cwd` first, then in every
+    /// other project.
+    pub fn find(&self, cwd: &Path, id: &str) -> Result<PathBuf, SessionError> {
+        match self.find_in_project(cwd, id) {
+            Err(SessionError::NotFound { .. }) => {}
+            found => return found,
+        }
+        let file_name = format!("{id}.jsonl");
         let sessions_dir = self.sessions_dir();
         let projects = match std::fs::read_dir(&sessions_dir) {
             Ok(projects) => projects,

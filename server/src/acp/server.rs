@@ -286,15 +286,11 @@ impl Server {
     /// The stored session `session_id` of the project at `cwd` (and no other project's).
     fn find(&self, session_id: &SessionId, cwd: &Path) -> Result<LoadedSession, Error> {
         check_cwd(cwd)?;
-        let wanted = session_id.to_string();
-        let info = self
+        let path = self
             .store
-            .list(cwd)
-            .map_err(internal)?
-            .into_iter()
-            .find(|info| info.id == wanted)
-            .ok_or_else(|| gone(session_id))?;
-        self.store.load(&info.path).map_err(internal)
+            .find_in_project(cwd, &session_id.to_string())
+            .map_err(|_| gone(session_id))?;
+        self.store.load(&path).map_err(internal)
     }
 
     /// Load or resume: the agent of a stored session starts (unless it already runs here),
@@ -318,8 +314,18 @@ impl Server {
             Lookup::Running(commands) => Some(commands),
             Lookup::Absent => None,
         };
-        let started = match running {
-            Some(_) => None,
+        // Built before the conversation moves into the agent, sent after it has started.
+        let history = replay.then(|| history_updates(&loaded));
+        let result = match running {
+            Some(commands) => {
+                send_updates(session_id, history, connection)?;
+                let (reply, options) = oneshot::channel();
+                commands
+                    .send(Command::ConfigOptions(reply))
+                    .map_err(|_| gone(session_id))?;
+                let config = options.await.map_err(|_| gone(session_id))?;
+                (mode_of(&config), config)
+            }
             None => {
                 let model = self
                     .options
@@ -329,28 +335,16 @@ impl Server {
                 let writer = self.store.resume(&loaded).map_err(internal)?;
                 let session = SessionState {
                     writer,
-                    messages: loaded.messages.clone(),
+                    messages: loaded.messages,
                     usage: loaded.usage,
                 };
                 // Started before the replay, so a session that cannot run fails before the
                 // editor shows its history; its events wait until the session task reads them.
-                Some(self.start_agent(session_id, cwd, model, session, mcp_servers, connection)?)
+                let started =
+                    self.start_agent(session_id, cwd, model, session, mcp_servers, connection)?;
+                send_updates(session_id, history, connection)?;
+                self.attach(session_id, started, connection.clone())
             }
-        };
-        if replay {
-            replay_history(session_id, &loaded, connection)?;
-        }
-        let result = match (started, running) {
-            (Some(started), _) => self.attach(session_id, started, connection.clone()),
-            (None, Some(commands)) => {
-                let (reply, options) = oneshot::channel();
-                commands
-                    .send(Command::ConfigOptions(reply))
-                    .map_err(|_| gone(session_id))?;
-                let config = options.await.map_err(|_| gone(session_id))?;
-                (mode_of(&config), config)
-            }
-            (None, None) => return Err(gone(session_id)),
         };
         announce_commands(session_id, connection);
         Ok(result)
@@ -581,25 +575,27 @@ pub async fn config_option_answer(
         .map(SetSessionConfigOptionResponse::new)
 }
 
-/// Sends a stored conversation to the editor, before the `session/load` answer.
-fn replay_history(
-    session_id: &SessionId,
-    loaded: &LoadedSession,
-    connection: &ConnectionTo<Client>,
-) -> Result<(), Error> {
-    for update in updates::history_updates(&loaded.messages, &ToolRegistry::builtin()) {
-        connection.send_notification(SessionNotification::new(session_id.clone(), update))?;
-    }
+/// The updates that show a stored conversation again: its messages, then a word on lines
+/// of a damaged file that were skipped.
+fn history_updates(loaded: &LoadedSession) -> Vec<SessionUpdate> {
+    let mut history = updates::history_updates(&loaded.messages, &ToolRegistry::builtin());
     if !loaded.warnings.is_empty() {
-        // Lines of a damaged file that were skipped: the user should know what is missing.
-        let text = format!(
+        history.push(updates::agent_text(format!(
             "\n\n_Some lines of this session's file could not be read and were skipped: {}._\n\n",
             loaded.warnings.join("; ")
-        );
-        connection.send_notification(SessionNotification::new(
-            session_id.clone(),
-            updates::agent_text(text),
-        ))?;
+        )));
+    }
+    history
+}
+
+/// Sends a stored conversation to the editor, before the `session/load` answer.
+fn send_updates(
+    session_id: &SessionId,
+    history: Option<Vec<SessionUpdate>>,
+    connection: &ConnectionTo<Client>,
+) -> Result<(), Error> {
+    for update in history.into_iter().flatten() {
+        connection.send_notification(SessionNotification::new(session_id.clone(), update))?;
     }
     Ok(())
 }

@@ -21,7 +21,7 @@ use larik_agent::AgentHandle;
 use larik_protocol::event::ErrorKind;
 use larik_protocol::{
     Event, Op, PermissionDecision, PermissionMode, PermissionOption, PermissionOptionKind,
-    ReasoningEffort, StopReason, ToolCallStatus, Usage, UserContent,
+    ReasoningEffort, StopReason, Usage, UserContent,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -303,6 +303,13 @@ impl SessionTask {
         )
     }
 
+    /// Tells the editor the config options as they now stand.
+    fn notify_config_options(&self) {
+        self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
+            self.config_options(),
+        )));
+    }
+
     fn notify(&self, update: SessionUpdate) {
         // A failure means the editor is gone; the connection's end stops everything.
         let _ = self
@@ -463,40 +470,23 @@ impl SessionTask {
                 )));
                 return;
             }
-            Event::ToolCallUpdate {
-                call_id,
-                status: ToolCallStatus::InProgress,
-                output: None,
-            } => {
-                self.notify(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
-                    call_id.clone(),
-                    ToolCallUpdateFields::new().status(acp_status(ToolCallStatus::InProgress)),
-                )));
-                return;
-            }
             Event::Usage { total, .. } => self.usage = *total,
             Event::ModeChanged { mode } => {
                 self.mode = *mode;
                 self.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
                     mode.as_str(),
                 )));
-                self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
-                    self.config_options(),
-                )));
+                self.notify_config_options();
                 return;
             }
             Event::ReasoningChanged { effort } => {
                 self.reasoning = *effort;
-                self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
-                    self.config_options(),
-                )));
+                self.notify_config_options();
                 return;
             }
             Event::ModelChanged { model } => {
                 self.model = model.clone();
-                self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
-                    self.config_options(),
-                )));
+                self.notify_config_options();
                 if self.switches.pop_front() == Some(SwitchOrigin::Prompt)
                     && self.running_until(Until::ModelSwitched)
                 {
@@ -511,9 +501,7 @@ impl SessionTask {
             } => {
                 // The model did not change: show the editor the one still in use.
                 self.notify(agent_text(format!("**Error:** {message}")));
-                self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
-                    self.config_options(),
-                )));
+                self.notify_config_options();
                 if self.switches.pop_front() == Some(SwitchOrigin::Prompt)
                     && self.running_until(Until::ModelSwitched)
                 {

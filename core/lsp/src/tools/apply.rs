@@ -17,8 +17,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{
-    Subject, cancelled, display, file_location, file_path, file_target, guarded, resolve,
-    server_for,
+    Subject, cancelled, display, failed, file_location, file_path, file_target, guarded,
+    offered_actions, resolve, server_for,
 };
 use crate::client::LanguageServer;
 use crate::diagnostics::DiagnosticsWait;
@@ -169,29 +169,10 @@ async fn plan(
     let input: ApplyInput = serde_json::from_value(input)
         .map_err(|error| format!("Invalid input for apply_code_action: {error}"))?;
     let subject = Subject::load(ctx, &input.file_path).await?;
-    subject.check_position(input.line, input.column.unwrap_or(1))?;
     let server = server_for(servers, &subject.path, &subject.shown)?;
-    let failed = |error: crate::LspError| format!("The language server failed: {error}.");
-    // Fresh diagnostics first: the code-action request carries those on the line.
-    servers
-        .diagnostics_after_change(&subject.path, &subject.text, wait)
-        .await
-        .map_err(failed)?;
     let line = input.line;
-    let actions = match input.column {
-        Some(column) => {
-            server
-                .code_actions_in(&subject.path, (line, column), (line, column))
-                .await
-        }
-        None => server.code_actions(&subject.path, line, line).await,
-    }
-    .map_err(failed)?;
+    let (actions, place) = offered_actions(&server, &subject, line, input.column, wait).await?;
     let Some(chosen) = actions.iter().find(|action| action.title == input.title) else {
-        let place = match input.column {
-            Some(column) => format!("{}:{line}:{column}", subject.shown),
-            None => format!("{}:{line}", subject.shown),
-        };
         if actions.is_empty() {
             return Err(format!(
                 "No code action titled {:?} is offered for {place}: none is offered there now.",

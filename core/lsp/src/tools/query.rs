@@ -12,7 +12,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{
-    Subject, cap, display, file_location, file_path, file_target, guarded, resolve, server_for,
+    Subject, cap, display, failed, file_location, file_path, file_target, guarded, offered_actions,
+    resolve, server_for,
 };
 use crate::client::LanguageServer;
 use crate::diagnostics::DiagnosticsWait;
@@ -166,7 +167,6 @@ async fn query(
         serde_json::from_value(input).map_err(|error| format!("Invalid input for lsp: {error}"))?;
     let subject = Subject::load(ctx, &input.file_path).await?;
     let server = server_for(servers, &subject.path, &subject.shown)?;
-    let failed = |error: crate::LspError| format!("The language server failed: {error}.");
     let position = || -> Result<(u32, u32), String> {
         let (Some(line), Some(column)) = (input.line, input.column) else {
             return Err(format!(
@@ -295,26 +295,8 @@ async fn query(
             let line = input
                 .line
                 .ok_or("The code_actions operation needs `line` (1-based).")?;
-            subject.check_position(line, input.column.unwrap_or(1))?;
-            // Fresh diagnostics first: the request carries those on the line, which is
-            // what makes servers offer their quick fixes.
-            servers
-                .diagnostics_after_change(&subject.path, &subject.text, wait)
-                .await
-                .map_err(failed)?;
-            let actions = match input.column {
-                Some(column) => {
-                    server
-                        .code_actions_in(&subject.path, (line, column), (line, column))
-                        .await
-                }
-                None => server.code_actions(&subject.path, line, line).await,
-            }
-            .map_err(failed)?;
-            let place = match input.column {
-                Some(column) => format!("{}:{line}:{column}", subject.shown),
-                None => format!("{}:{line}", subject.shown),
-            };
+            let (actions, place) =
+                offered_actions(&server, &subject, line, input.column, wait).await?;
             if actions.is_empty() {
                 return Ok(format!("No code actions offered for {place}."));
             }
@@ -353,7 +335,7 @@ impl Answers<'_> {
             .open_or_update(&self.subject.path, &self.subject.text)
             .await
             .map(drop)
-            .map_err(|error| format!("The language server failed: {error}."))
+            .map_err(failed)
     }
 
     /// `path:line:column: source line` per location, as grep shows matches.

@@ -9,8 +9,8 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+use crate::ModelRequest;
 use crate::replay::replayable_blocks;
-use crate::{ModelRequest, ReasoningEffort};
 
 use super::PROVIDER;
 
@@ -72,14 +72,9 @@ pub(super) fn request_body(model: &str, request: &ModelRequest) -> Vec<u8> {
         include: ["reasoning.encrypted_content"],
         max_output_tokens: request.max_output_tokens,
         parallel_tool_calls: true,
-        reasoning: request.reasoning.map(|effort| {
-            let effort = match effort {
-                ReasoningEffort::Low => "low",
-                ReasoningEffort::Medium => "medium",
-                ReasoningEffort::High => "high",
-            };
-            json!({"effort": effort, "summary": "auto"})
-        }),
+        reasoning: request
+            .reasoning
+            .map(|effort| json!({"effort": effort.as_str(), "summary": "auto"})),
     };
     serde_json::to_vec(&body).expect("string keys and JSON values always serialize")
 }
@@ -183,7 +178,7 @@ fn render_assistant<'a>(blocks: &[&'a Block], input: &mut Vec<Item<'a>>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ToolSpec;
+    use crate::{ReasoningEffort, ToolSpec};
     use larik_protocol::Message;
 
     const REASONING: &str = r#"{"id":"rs_1","type":"reasoning","summary":[{"type":"summary_text","text":"Plan"}],"encrypted_content":"gAAAAB+/=="}"#;
