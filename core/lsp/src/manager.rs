@@ -224,6 +224,17 @@ impl LanguageServers {
         Ok(true)
     }
 
+    /// Sends `text`, just written to `path`, to its server (opening the file there or
+    /// replacing the text it has); `false` when no server serves the file.
+    pub async fn update(&self, path: &Path, text: &str) -> Result<bool, LspError> {
+        let path = canonical(path);
+        let Some(server) = self.server_for(&path)? else {
+            return Ok(false);
+        };
+        server.open_or_update(&path, text).await?;
+        Ok(true)
+    }
+
     /// The servers currently running (or starting).
     pub fn running(&self) -> Vec<Arc<LanguageServer>> {
         self.lock()

@@ -274,7 +274,7 @@ async fn apply(
     for change in &changes {
         let path = std::path::Path::new(&change.path);
         if path != plan.subject.path {
-            let _ = servers.open(path, &change.new_text).await;
+            let _ = servers.update(path, &change.new_text).await;
         }
     }
     let own = changes

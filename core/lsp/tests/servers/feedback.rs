@@ -164,3 +164,47 @@ async fn after_a_crash_the_next_edit_says_so_and_a_new_server_answers() {
     assert_ne!(servers.running()[0].pid(), Some(pid));
     servers.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_warm_up_keeps_the_text_the_server_has_and_an_update_replaces_it() {
+    kit::path_bin("clangd");
+    let (_dir, root) = kit::project(&[
+        ("compile_flags.txt", "-std=c11\n"),
+        ("lib.c", "int first(void) { return 1; }\n"),
+    ]);
+    let logs = tempfile::tempdir().expect("log dir");
+    let servers = manager(&root, logs.path());
+    let lib = root.join("lib.c");
+    let names = |symbols: Vec<larik_lsp::Symbol>| -> Vec<String> {
+        symbols.into_iter().map(|symbol| symbol.name).collect()
+    };
+    assert!(
+        servers
+            .open(&lib, "int first(void) { return 1; }\n")
+            .await
+            .expect("opens")
+    );
+    let server = servers
+        .server_for(&lib)
+        .expect("starts")
+        .expect("serves .c");
+    // A later warm-up with other text (read from disk before an edit) changes nothing.
+    servers
+        .open(&lib, "int stale(void) { return 0; }\n")
+        .await
+        .expect("warms");
+    assert_eq!(
+        names(server.document_symbols(&lib).await.expect("symbols")),
+        ["first"]
+    );
+    // An update (a file a code action changed) does replace it.
+    servers
+        .update(&lib, "int second(void) { return 2; }\n")
+        .await
+        .expect("updates");
+    assert_eq!(
+        names(server.document_symbols(&lib).await.expect("symbols")),
+        ["second"]
+    );
+    servers.shutdown().await;
+}
