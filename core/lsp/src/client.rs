@@ -17,7 +17,7 @@ use crate::connection::Connection;
 use crate::diagnostics::{DiagnosticsReport, DiagnosticsWait, convert};
 use crate::encoding::end_of;
 use crate::specs::language_id;
-use crate::state::{Document, ExitHook};
+use crate::state::{Document, ExitHook, State};
 
 /// How many times a pull that the server cancelled (asking to be asked again) is retried.
 const PULL_ATTEMPTS: u32 = 5;
@@ -77,6 +77,9 @@ pub struct ServerOptions {
     pub log_path: PathBuf,
     /// Time limits.
     pub timeouts: Timeouts,
+    /// The server reports compiler errors after a check it runs on save (see
+    /// [`crate::ServerSpec::checks_on_save`]).
+    pub checks_on_save: bool,
     /// Called once if the server exits without being asked to.
     pub on_exit: Option<ExitHook>,
 }
@@ -96,6 +99,7 @@ pub struct LanguageServer {
     pub(crate) timeouts: Timeouts,
     pub(crate) connection: Arc<Connection>,
     init: watch::Receiver<Init>,
+    checks_on_save: bool,
 }
 
 impl LanguageServer {
@@ -123,6 +127,7 @@ impl LanguageServer {
             timeouts: options.timeouts,
             connection,
             init,
+            checks_on_save: options.checks_on_save,
         })
     }
 
@@ -345,7 +350,10 @@ impl LanguageServer {
         };
         let shared = &self.connection.shared;
         let mut changes = shared.subscribe();
-        let seq_before = shared.lock().push_seq;
+        let (seq_before, begins_before) = {
+            let state = shared.lock();
+            (state.push_seq, state.progress_begins)
+        };
         let Synced {
             version,
             changed,
@@ -364,6 +372,9 @@ impl LanguageServer {
         // text before; any other push only once no further one followed for a while (as
         // long as the first took, within bounds), since errors of a later kind may follow.
         let mut settling: Option<(u64, Instant)> = None;
+        // For servers that check on save: the push counter when work that began after the
+        // save was first seen.
+        let mut check_began: Option<u64> = None;
         loop {
             changes.borrow_and_update();
             let pull_now = {
@@ -373,8 +384,10 @@ impl LanguageServer {
                         reason: reason.clone(),
                     });
                 }
-                if pulled.is_some() && state.refreshes > pulled_at_refresh {
-                    // The server asked for a re-pull after answering ours.
+                // The server asked for a re-pull after answering ours. A server that checks
+                // on save asks after each check, whose verdict comes by push; its own
+                // analysis, pulled after the change, stands.
+                if pulled.is_some() && state.refreshes > pulled_at_refresh && !self.checks_on_save {
                     pulled = None;
                 }
                 pulled.is_none() && !pull_failed && state.pull_available()
@@ -393,37 +406,66 @@ impl LanguageServer {
                     }
                 }
             }
+            let mut check_until = None;
             let loading = {
                 let state = shared.lock();
                 let now = Instant::now();
-                let pushed_fresh = match state.pushed.get(path) {
-                    Some(push) => match push.version {
-                        Some(pushed) => pushed >= version,
-                        None if push.seq > seq_before
-                            && !earlier_unanswered
-                            && push.diagnostics.iter().any(is_error) =>
-                        {
-                            true
+                let pull_done = pulled.is_some() || pull_failed || !state.pull_available();
+                let pushed_fresh = if self.checks_on_save && changed {
+                    match check_outcome(
+                        &state,
+                        path,
+                        version,
+                        begins_before,
+                        &mut check_began,
+                        start,
+                    ) {
+                        Check::Done => pull_done,
+                        Check::SettlesAt(until) if now >= until => pull_done,
+                        Check::SettlesAt(until) => {
+                            check_until = Some(until);
+                            false
                         }
-                        None if push.seq > seq_before => match settling {
-                            Some((seq, until)) if seq == push.seq => now >= until,
-                            _ => {
-                                let quiet = (now - start).clamp(SETTLE_MIN, SETTLE_MAX);
-                                settling = Some((push.seq, now + quiet));
-                                false
+                        Check::Running => false,
+                    }
+                } else if self.checks_on_save {
+                    // Unchanged text: what the last check found stands.
+                    pull_done
+                } else {
+                    match state.pushed.get(path) {
+                        Some(push) => match push.version {
+                            Some(pushed) => pushed >= version,
+                            None if push.seq > seq_before
+                                && !earlier_unanswered
+                                && push.diagnostics.iter().any(is_error) =>
+                            {
+                                true
                             }
+                            None if push.seq > seq_before => match settling {
+                                Some((seq, until)) if seq == push.seq => now >= until,
+                                _ => {
+                                    let quiet = (now - start).clamp(SETTLE_MIN, SETTLE_MAX);
+                                    settling = Some((push.seq, now + quiet));
+                                    false
+                                }
+                            },
+                            // Unchanged text: what was pushed for it stands.
+                            None => !changed,
                         },
-                        // Unchanged text: what was pushed for it stands.
-                        None => !changed,
-                    },
-                    None => false,
+                        None => false,
+                    }
                 };
-                let fresh = pushed_fresh || (pulled.is_some() && !state.pushed_while_pull);
+                // A pull answer alone is enough only from a server that does not also push
+                // (pyright stops pushing once pull is registered).
+                let fresh = pushed_fresh
+                    || (!self.checks_on_save && pulled.is_some() && !state.pushed_while_pull);
                 if fresh {
                     drop(state);
                     return Ok(self.report(path, text, pulled.as_deref(), true, &features));
                 }
-                !state.progress.is_empty()
+                // Loading now, or until after the deadline passed unseen (a slow pull
+                // answer kept this loop waiting meanwhile).
+                !state.progress.is_empty() || state.idle_since.is_some_and(|idle| idle >= deadline)
             };
             if Instant::now() >= deadline {
                 let longer = start + wait.loading;
@@ -435,10 +477,10 @@ impl LanguageServer {
             }
             // Woken by any push, progress, registration or exit, or when a push has settled;
             // the loop re-checks.
-            let wake = match settling {
-                Some((_, until)) => until.min(deadline),
-                None => deadline,
-            };
+            let wake = [settling.map(|(_, until)| until), check_until]
+                .into_iter()
+                .flatten()
+                .fold(deadline, Instant::min);
             let _ = tokio::time::timeout_at(wake, changes.changed()).await;
         }
     }
@@ -540,6 +582,51 @@ impl LanguageServer {
         }
         self.connection.kill();
     }
+}
+
+/// Where a check run on save stands, for a server that reports compiler errors that way.
+enum Check {
+    /// No work has begun since the save, or some still runs.
+    Running,
+    /// The work has ended and a push followed it.
+    Done,
+    /// The work has ended without a push yet; the file counts as checked at this instant
+    /// if none comes (a file clean before and after gets no push at all).
+    SettlesAt(Instant),
+}
+
+/// Judges a check-on-save server's work after a change: work must have begun after the
+/// save (`begins_before` counts the progresses begun before it) and all work must have
+/// ended; then a push for the file ends the wait, or a quiet period as long as the work
+/// took (within bounds). `began` remembers the push counter when the work was first seen.
+fn check_outcome(
+    state: &State,
+    path: &Path,
+    version: i32,
+    begins_before: u64,
+    began: &mut Option<u64>,
+    start: Instant,
+) -> Check {
+    if began.is_none() && state.progress_begins > begins_before {
+        *began = Some(state.push_seq);
+    }
+    let Some(began) = *began else {
+        return Check::Running;
+    };
+    if !state.progress.is_empty() {
+        return Check::Running;
+    }
+    let pushed = state.pushed.get(path).is_some_and(|push| {
+        push.seq > began && push.version.is_none_or(|pushed| pushed >= version)
+    });
+    if pushed {
+        return Check::Done;
+    }
+    let idle = state.idle_since.unwrap_or(start);
+    let quiet = idle
+        .saturating_duration_since(start)
+        .clamp(SETTLE_MIN, SETTLE_MAX);
+    Check::SettlesAt(idle + quiet)
 }
 
 /// Whether a failed pull should be sent again: the server cancelled it and asked for a

@@ -167,6 +167,7 @@ impl LanguageServers {
             root: root.clone(),
             log_path: self.log_dir.join(format!("lsp-{}.log", spec.name)),
             timeouts: self.timeouts,
+            checks_on_save: spec.checks_on_save,
             on_exit: Some(Arc::new(move |reason: &str| {
                 push_notice(
                     &notices,

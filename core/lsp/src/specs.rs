@@ -16,6 +16,9 @@ pub struct ServerSpec {
     pub extensions: Vec<String>,
     /// Files or directories whose presence marks a project root for it.
     pub root_markers: Vec<String>,
+    /// Its compiler errors come from a check it runs after each save (rust-analyzer runs
+    /// `cargo check`): diagnostics after a change wait for that work to end.
+    pub checks_on_save: bool,
 }
 
 impl ServerSpec {
@@ -34,7 +37,14 @@ impl ServerSpec {
             args: owned(args),
             extensions: owned(extensions),
             root_markers: owned(root_markers),
+            checks_on_save: false,
         }
+    }
+
+    /// The same spec for a server that checks on save (see [`ServerSpec::checks_on_save`]).
+    pub fn checking_on_save(mut self) -> Self {
+        self.checks_on_save = true;
+        self
     }
 
     /// The built-in servers: rust-analyzer, pyright, typescript-language-server, gopls and
@@ -47,7 +57,8 @@ impl ServerSpec {
                 &[],
                 &["rs"],
                 &["Cargo.toml", "rust-project.json"],
-            ),
+            )
+            .checking_on_save(),
             Self::new(
                 "pyright",
                 "pyright-langserver",

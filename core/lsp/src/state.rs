@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant;
 
 /// Called once when a server exits without being asked to, with a one-line reason. It runs
 /// while the connection's state is locked, so it must be quick and must not call back into
@@ -61,6 +62,10 @@ pub(crate) struct State {
     pub(crate) registrations: HashMap<String, String>,
     /// Work-done progress tokens that began and have not ended.
     pub(crate) progress: HashSet<String>,
+    /// How many work-done progresses have begun, to tell work that began after a change.
+    pub(crate) progress_begins: u64,
+    /// When the last running progress ended, while none runs.
+    pub(crate) idle_since: Option<Instant>,
     pub(crate) documents: HashMap<PathBuf, Document>,
     pub(crate) pushed: HashMap<PathBuf, Pushed>,
     /// The last pulled diagnostics per file, kept for code-action contexts.
@@ -191,8 +196,19 @@ impl Shared {
         let changed = {
             let mut state = self.lock();
             match params["value"]["kind"].as_str() {
-                Some("begin") => state.progress.insert(token),
-                Some("end") => state.progress.remove(&token),
+                Some("begin") => {
+                    state.progress_begins += 1;
+                    state.idle_since = None;
+                    state.progress.insert(token);
+                    true
+                }
+                Some("end") => {
+                    let ended = state.progress.remove(&token);
+                    if ended && state.progress.is_empty() {
+                        state.idle_since = Some(Instant::now());
+                    }
+                    ended
+                }
                 _ => false,
             }
         };

@@ -257,7 +257,13 @@ async fn apply(
         problems.push(error);
     }
 
-    let mut message = if changes.is_empty() {
+    let mut message = if changes.is_empty() && plan.command.is_some() {
+        // A server may write files itself while running its command (pyright's stubs).
+        format!(
+            "Applied {:?}: the server ran its command and sent no edit.",
+            plan.title
+        )
+    } else if changes.is_empty() {
         format!("Applied {:?}; no file changed.", plan.title)
     } else {
         let files: Vec<String> = changes

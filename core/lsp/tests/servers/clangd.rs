@@ -53,6 +53,7 @@ async fn clangd_reports_fixes_and_navigates() {
         symbols: &["greet", "main"],
         quick_fix: Some("change 'coutn' to 'count'"),
         workspace_symbol: Some("greet"),
+        checks_on_save: false,
     })
     .await;
 }

@@ -57,6 +57,7 @@ async fn gopls_reports_fixes_and_navigates() {
         symbols: &["greet", "main"],
         quick_fix: None,
         workspace_symbol: Some("greet"),
+        checks_on_save: false,
     })
     .await;
 }

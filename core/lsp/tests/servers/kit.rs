@@ -73,6 +73,7 @@ pub fn options(name: &str, command: PathBuf, args: &[&str], root: &Path) -> Serv
             request: Duration::from_secs(60),
             shutdown: Duration::from_secs(5),
         },
+        checks_on_save: false,
         on_exit: None,
     }
 }
@@ -101,6 +102,8 @@ pub struct Scenario {
     pub quick_fix: Option<&'static str>,
     /// A name `workspace/symbol` must find.
     pub workspace_symbol: Option<&'static str>,
+    /// The server reports compiler errors after a check it runs on save.
+    pub checks_on_save: bool,
 }
 
 fn log_tail(root: &Path, name: &str) -> String {
@@ -115,12 +118,15 @@ fn log_tail(root: &Path, name: &str) -> String {
 pub async fn run(scenario: Scenario) {
     let (_dir, root) = project(scenario.files);
     let path = root.join(scenario.file);
-    let server = LanguageServer::start(options(
-        scenario.name,
-        scenario.command.clone(),
-        scenario.args,
-        &root,
-    ))
+    let server = LanguageServer::start(ServerOptions {
+        checks_on_save: scenario.checks_on_save,
+        ..options(
+            scenario.name,
+            scenario.command.clone(),
+            scenario.args,
+            &root,
+        )
+    })
     .expect("the server starts");
 
     std::fs::write(&path, scenario.broken).expect("write");

@@ -40,6 +40,7 @@ async fn pyright_reports_fixes_and_navigates() {
         symbols: &["greet", "count", "total"],
         quick_fix: None,
         workspace_symbol: Some("greet"),
+        checks_on_save: false,
     })
     .await;
 }

@@ -41,7 +41,7 @@ total = greet(coutn) + greet(count)
 print(total)
 ";
 
-fn servers(root: &Path, log_dir: &Path) -> Arc<LanguageServers> {
+pub fn servers(root: &Path, log_dir: &Path) -> Arc<LanguageServers> {
     let mut path_dirs = vec![kit::repo_root().join("tests/lsp/node_modules/.bin")];
     path_dirs.extend(kit::path_dirs());
     Arc::new(LanguageServers::new(ManagerConfig {
@@ -54,7 +54,7 @@ fn servers(root: &Path, log_dir: &Path) -> Arc<LanguageServers> {
     }))
 }
 
-fn context(cwd: &Path) -> ToolContext {
+pub fn context(cwd: &Path) -> ToolContext {
     ToolContext {
         cwd: cwd.to_path_buf(),
         cancel: CancellationToken::new(),
@@ -67,7 +67,7 @@ fn context(cwd: &Path) -> ToolContext {
     }
 }
 
-fn text_of(output: &ToolOutput) -> String {
+pub fn text_of(output: &ToolOutput) -> String {
     output
         .content
         .iter()
@@ -79,7 +79,7 @@ fn text_of(output: &ToolOutput) -> String {
 }
 
 /// Runs a call that must succeed and returns its text.
-async fn ok(tool: &dyn Tool, ctx: &ToolContext, input: Value) -> String {
+pub async fn ok(tool: &dyn Tool, ctx: &ToolContext, input: Value) -> String {
     let output = tool.run(input.clone(), ctx).await;
     let text = text_of(&output);
     assert!(!output.is_error, "{input} failed: {text}");
@@ -87,7 +87,7 @@ async fn ok(tool: &dyn Tool, ctx: &ToolContext, input: Value) -> String {
 }
 
 /// Runs a call that must fail and returns its message.
-async fn fails(tool: &dyn Tool, ctx: &ToolContext, input: Value) -> String {
+pub async fn fails(tool: &dyn Tool, ctx: &ToolContext, input: Value) -> String {
     let output = tool.run(input.clone(), ctx).await;
     let text = text_of(&output);
     assert!(output.is_error, "{input} should fail: {text}");
@@ -465,6 +465,82 @@ async fn lsp_tool_answers_from_pyright() {
     .await;
     // Pyright offers quick fixes only for missing type stubs, none for an undefined name.
     assert_eq!(actions, "No code actions offered for main.py:6.");
+    servers.shutdown().await;
+}
+
+/// Pyright's quick fix for a library without type stubs runs its `pyright.createtypestub`
+/// command, which writes the stub files itself; the import is then resolved through them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pyrights_create_type_stub_quick_fix_runs_its_command() {
+    kit::npm_bin("pyright-langserver");
+    let (_dir, root) = kit::project(&[
+        (
+            "pyrightconfig.json",
+            "{\"venvPath\": \".\", \"venv\": \"env\", \"reportMissingTypeStubs\": \"error\"}\n",
+        ),
+        (
+            "env/lib/python3.11/site-packages/shapes/__init__.py",
+            "def area(width, height):\n    return width * height\n",
+        ),
+        ("main.py", "import shapes\n\nprint(shapes.area(2, 3))\n"),
+    ]);
+    let logs = tempfile::tempdir().expect("log dir");
+    let servers = servers(&root, logs.path());
+    let lsp = LspTool::new(Arc::clone(&servers), kit::patient());
+    let apply = ApplyCodeActionTool::new(Arc::clone(&servers), kit::patient());
+    let ctx = context(&root);
+
+    let diagnostics = ok(
+        &lsp,
+        &ctx,
+        json!({"operation": "diagnostics", "file_path": "main.py"}),
+    )
+    .await;
+    assert!(
+        diagnostics.contains("ERROR 1:8 Stub file not found for \"shapes\""),
+        "{diagnostics}"
+    );
+    let actions = ok(
+        &lsp,
+        &ctx,
+        json!({"operation": "code_actions", "file_path": "main.py", "line": 1}),
+    )
+    .await;
+    assert!(
+        actions.contains("Create Type Stub For \"shapes\""),
+        "{actions}"
+    );
+
+    let text = ok(
+        &apply,
+        &ctx,
+        json!({"file_path": "main.py", "line": 1, "title": "Create Type Stub For \"shapes\""}),
+    )
+    .await;
+    let stub = std::fs::read_to_string(root.join("typings/shapes/__init__.pyi"))
+        .unwrap_or_else(|error| panic!("no stub ({error}) after: {text}"));
+    assert!(stub.contains("def area("), "{stub}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("main.py")).expect("read"),
+        "import shapes\n\nprint(shapes.area(2, 3))\n",
+        "the command wrote the stub, not the source"
+    );
+    assert!(
+        text.starts_with(
+            "Applied \"Create Type Stub For \\\"shapes\\\"\": the server ran its command and sent no edit."
+        ),
+        "{text}"
+    );
+    let diagnostics = ok(
+        &lsp,
+        &ctx,
+        json!({"operation": "diagnostics", "file_path": "main.py"}),
+    )
+    .await;
+    assert_eq!(
+        diagnostics, "No diagnostics in main.py.",
+        "the import resolves to the stub"
+    );
     servers.shutdown().await;
 }
 

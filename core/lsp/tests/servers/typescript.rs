@@ -43,6 +43,7 @@ async fn typescript_language_server_reports_fixes_and_navigates() {
         symbols: &["greet", "count", "total"],
         quick_fix: None,
         workspace_symbol: None,
+        checks_on_save: false,
     })
     .await;
 }
