@@ -64,7 +64,7 @@ fn dependencies_point_one_way() {
         ("larik-config", &["larik-protocol"][..]),
         ("larik-sandbox", &[][..]),
         ("larik-permissions", &["larik-protocol"][..]),
-        ("larik-session", &["larik-protocol"][..]),
+        ("larik-session", &["larik-protocol", "larik-config"][..]),
         ("larik-providers", &["larik-protocol"][..]),
         ("larik-tools", &["larik-protocol", "larik-sandbox"][..]),
         ("larik-testkit", &["larik-protocol"][..]),

@@ -10,6 +10,9 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio::process::Command;
 
+#[path = "headless_cases/config.rs"]
+mod config;
+
 /// A project directory, a data directory and a fake model server for one test.
 struct Harness {
     project: TempDir,

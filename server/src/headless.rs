@@ -29,6 +29,12 @@ pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
     let env = setup::environment();
     let cwd = std::env::current_dir()?;
     let mut prepared = setup::prepare(&args, &env, cwd)?;
+    let servers = setup::language_servers(
+        &env,
+        &prepared.config.cwd,
+        &prepared.settings.lsp,
+        &mut prepared.warnings,
+    )?;
     for warning in &prepared.warnings {
         eprintln!("larik: warning: {warning}");
     }
@@ -56,7 +62,6 @@ pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
     }
 
     prepared.config.ask_policy = AskPolicy::Refuse;
-    let servers = setup::language_servers(&env, &prepared.config.cwd)?;
     setup::attach_language_servers(&args.agent, &mut prepared.config, servers.as_ref());
     let started = Instant::now();
     let mut agent = larik_agent::spawn(prepared.config, prepared.session)?;

@@ -6,8 +6,10 @@ use std::sync::Arc;
 
 use anyhow::{Context, anyhow, bail};
 use larik_agent::{AgentConfig, SessionState};
-use larik_config::Environment;
-use larik_lsp::{DiagnosticsWait, LanguageServers, ManagerConfig, ServerFeedback, Timeouts};
+use larik_config::{Environment, LspSettings, Settings};
+use larik_lsp::{
+    DiagnosticsWait, LanguageServers, ManagerConfig, ServerFeedback, ServerSpec, Timeouts,
+};
 use larik_permissions::{RuleSet, normalize_tool_name};
 use larik_protocol::{Message, PermissionMode};
 use larik_providers::{Endpoint, PROVIDERS, split_model_name};
@@ -23,8 +25,11 @@ pub struct Prepared {
     pub session: SessionState,
     /// With `--rewind`, the prompt the branch was cut before.
     pub rewound_prompt: Option<Message>,
-    /// Things the user should know before the run (e.g. skipped lines of a session file).
+    /// Things the user should know before the run (skipped lines of a session file,
+    /// configuration that was not used).
     pub warnings: Vec<String>,
+    /// The project's configuration files, merged.
+    pub settings: Settings,
 }
 
 /// The process environment, captured once. Variables that are not UTF-8 cannot be any
@@ -39,7 +44,7 @@ pub fn environment() -> Environment {
 /// Builds the agent configuration and opens or creates the session.
 pub fn prepare(args: &Cli, env: &Environment, cwd: PathBuf) -> anyhow::Result<Prepared> {
     let store = SessionStore::new(env.data_dir()?);
-    let mut warnings = Vec::new();
+    let (settings, mut warnings) = project_settings(env, &cwd);
 
     let previous = if args.continue_session {
         let latest = store
@@ -56,12 +61,12 @@ pub fn prepare(args: &Cli, env: &Environment, cwd: PathBuf) -> anyhow::Result<Pr
         None
     };
 
-    let model = match (&args.agent.model, &previous) {
-        (Some(model), _) => model.clone(),
-        (None, Some(loaded)) => model_of(loaded),
-        (None, None) => env.default_model()?,
+    let model = match &previous {
+        Some(loaded) if args.agent.model.is_none() => model_of(loaded),
+        _ => new_session_model(&args.agent, &settings, env, &mut warnings)?,
     };
-    let config = agent_config(&args.agent, env, cwd.clone(), model.clone())?;
+    let mut config = agent_config(&args.agent, env, cwd.clone(), model.clone())?;
+    warnings.extend(apply_settings(&args.agent, &settings, &mut config));
 
     let mut rewound_prompt = None;
     let session = match previous {
@@ -105,7 +110,83 @@ pub fn prepare(args: &Cli, env: &Environment, cwd: PathBuf) -> anyhow::Result<Pr
         session,
         rewound_prompt,
         warnings,
+        settings,
     })
+}
+
+/// The configuration files of the project `cwd` belongs to, merged, and what the user
+/// should hear about them (files that could not be used, settings that were ignored).
+pub fn project_settings(env: &Environment, cwd: &Path) -> (Settings, Vec<String>) {
+    let loaded = larik_config::load(&env.config_context(cwd));
+    let notices = loaded
+        .notices
+        .iter()
+        .map(|notice| format!("configuration: {notice}"))
+        .collect();
+    (loaded.settings, notices)
+}
+
+/// The model a new session starts with: the one named on the command line, else
+/// `LARIK_MODEL`, else the configuration's (when it names a known provider), else the
+/// default of the first provider with a key.
+pub fn new_session_model(
+    options: &AgentOptions,
+    settings: &Settings,
+    env: &Environment,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<String> {
+    if let Some(model) = &options.model {
+        return Ok(model.clone());
+    }
+    if let Some(model) = env.get("LARIK_MODEL") {
+        return Ok(model.to_string());
+    }
+    if let Some(model) = &settings.model {
+        match split_model_name(model) {
+            Ok(_) => return Ok(model.clone()),
+            Err(error) => warnings.push(format!("configuration: `model` ignored: {error:#}")),
+        }
+    }
+    Ok(env.default_model()?)
+}
+
+/// Applies what the configuration files say and the command line did not: the permission
+/// mode, and the allow, ask and deny rules (added to the command line's). Returns a warning
+/// for each rule that does not parse; the others still apply.
+pub fn apply_settings(
+    options: &AgentOptions,
+    settings: &Settings,
+    config: &mut AgentConfig,
+) -> Vec<String> {
+    if options.permission_mode.is_none()
+        && let Some(mode) = settings.permissions.default_mode
+    {
+        config.mode = mode;
+    }
+    let mut warnings = Vec::new();
+    let permissions = &settings.permissions;
+    let lists = [
+        ("allow", &permissions.allow),
+        ("ask", &permissions.ask),
+        ("deny", &permissions.deny),
+    ];
+    for (kind, rules) in lists {
+        for configured in rules {
+            let added = match kind {
+                "allow" => config.rules.add_allow(&configured.rule),
+                "ask" => config.rules.add_ask(&configured.rule),
+                _ => config.rules.add_deny(&configured.rule),
+            };
+            if let Err(error) = added {
+                warnings.push(format!(
+                    "configuration: {}: `permissions.{kind}` rule `{}` ignored: {error}",
+                    configured.file.display(),
+                    configured.rule
+                ));
+            }
+        }
+    }
+    warnings
 }
 
 /// The agent configuration for `cwd` and `model` from the options and the environment.
@@ -118,6 +199,7 @@ pub fn agent_config(
     split_model_name(&model)?;
     let mut config = AgentConfig::new(cwd, model);
     config.home = env.home();
+    config.user_config_dir = env.config_dir();
     config.endpoints = PROVIDERS
         .iter()
         .map(|provider| {
@@ -156,16 +238,21 @@ pub fn check_options(options: &AgentOptions, env: &Environment) -> anyhow::Resul
     agent_config(options, env, PathBuf::from("/"), model).map(drop)
 }
 
-/// The language servers for the project at `cwd`, unless `LARIK_LSP=off`:
-/// the built-in servers found on `PATH`, minus those named in `LARIK_LSP_DISABLE`
-/// (comma-separated), logging to `<data dir>/logs/lsp-<name>.log`.
+/// The language servers for the project at `cwd`, unless `LARIK_LSP=off` or the
+/// configuration says `"lsp": false`: the configured and built-in servers found on `PATH`,
+/// minus those disabled in the configuration or named in `LARIK_LSP_DISABLE`
+/// (comma-separated), logging to `<data dir>/logs/lsp-<name>.log`. A configured server that
+/// cannot be used is left out with a warning.
 pub fn language_servers(
     env: &Environment,
     cwd: &Path,
+    settings: &LspSettings,
+    warnings: &mut Vec<String>,
 ) -> anyhow::Result<Option<Arc<LanguageServers>>> {
-    if env
-        .get("LARIK_LSP")
-        .is_some_and(|value| value.trim() == "off")
+    if !settings.enabled
+        || env
+            .get("LARIK_LSP")
+            .is_some_and(|value| value.trim() == "off")
     {
         return Ok(None);
     }
@@ -173,25 +260,87 @@ pub fn language_servers(
         .get("PATH")
         .map(|path| std::env::split_paths(path).collect())
         .unwrap_or_default();
-    let disabled = env
+    let mut disabled: Vec<String> = env
         .get("LARIK_LSP_DISABLE")
-        .map(|names| {
-            names
-                .split(',')
-                .map(str::trim)
-                .filter(|name| !name.is_empty())
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+        .map(str::to_string)
+        .collect();
+    let mut servers = Vec::new();
+    for (name, configured) in &settings.servers {
+        if configured.disabled {
+            disabled.push(name.clone());
+            continue;
+        }
+        match configured_server(name, configured) {
+            Ok(Some(spec)) => servers.push(spec),
+            Ok(None) => {}
+            Err(reason) => warnings.push(format!(
+                "configuration: language server `{name}` not used: {reason}"
+            )),
+        }
+    }
     Ok(Some(Arc::new(LanguageServers::new(ManagerConfig {
         project_root: cwd.to_path_buf(),
         path_dirs,
         log_dir: env.data_dir()?.join("logs"),
-        servers: Vec::new(),
+        servers,
         disabled,
         timeouts: Timeouts::default(),
     }))))
+}
+
+/// The spec of a configured server: a built-in one with the configured fields replaced, or
+/// a new one, which needs a command and the extensions it serves. `None` when the entry
+/// changes nothing.
+fn configured_server(
+    name: &str,
+    configured: &larik_config::LspServerSettings,
+) -> Result<Option<ServerSpec>, String> {
+    let builtin = ServerSpec::defaults()
+        .into_iter()
+        .find(|spec| spec.name == name);
+    let changes_something = configured.command.is_some()
+        || configured.args.is_some()
+        || configured.extensions.is_some()
+        || configured.root_markers.is_some()
+        || configured.check_on_save.is_some();
+    if !changes_something {
+        return Ok(None);
+    }
+    let mut spec = match builtin {
+        Some(spec) => spec,
+        None => {
+            let Some(command) = &configured.command else {
+                return Err("it needs a `command`".into());
+            };
+            if configured.extensions.as_ref().is_none_or(Vec::is_empty) {
+                return Err("it needs the `extensions` it serves".into());
+            }
+            ServerSpec::new(name, command, &[], &[], &[])
+        }
+    };
+    if let Some(command) = &configured.command {
+        spec.command.clone_from(command);
+    }
+    if let Some(args) = &configured.args {
+        spec.args.clone_from(args);
+    }
+    if let Some(extensions) = &configured.extensions {
+        spec.extensions = extensions
+            .iter()
+            .map(|extension| extension.trim_start_matches('.').to_string())
+            .collect();
+    }
+    if let Some(markers) = &configured.root_markers {
+        spec.root_markers.clone_from(markers);
+    }
+    if let Some(check) = configured.check_on_save {
+        spec.checks_on_save = check;
+    }
+    Ok(Some(spec))
 }
 
 /// Gives the agent the language servers: the edit tools' checker, and the `lsp` and

@@ -1,8 +1,8 @@
 //! `larik acp` on raw JSON-RPC lines: malformed and wrong input, config options and slash
-//! commands, close and load, request ordering, bad flags.
+//! commands, close and load, request ordering, bad flags, configuration notices.
 
 use larik_testkit::turn;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::kit::*;
 
@@ -436,4 +436,57 @@ async fn bad_flags_are_refused_before_serving() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(stderr.contains(says), "{flag} {value}: {stderr}");
     }
+}
+
+/// Configuration notices reach the editor once, with the first prompt's answer; the shared
+/// deny rule applies to the session.
+#[tokio::test(flavor = "multi_thread")]
+async fn configuration_notices_come_with_the_first_prompt() {
+    let harness = Harness::new().await;
+    std::fs::create_dir_all(harness.cwd().join(".larik")).expect("mkdir");
+    std::fs::write(
+        harness.cwd().join(".larik/settings.json"),
+        r#"{"permissions": {"allow": ["Bash(curl:*)"], "deny": ["Read(README.md)"]}}"#,
+    )
+    .expect("settings");
+    let mut raw = harness.raw();
+    let created = raw.open_session(&harness).await;
+    let session_id = created["result"]["sessionId"].clone();
+    harness.server.enqueue(one_call(
+        "r1",
+        "read",
+        json!({"file_path": harness.path("README.md")}),
+    ));
+    harness.server.enqueue(answer("could not read it"));
+    let first = raw
+        .request_collecting(
+            "session/prompt",
+            prompt_params(&session_id, "read the readme"),
+        )
+        .await;
+    let text = chunks_text(&first);
+    assert!(
+        text.starts_with("_configuration: ")
+            && text.contains("`permissions.allow` ignored: a file shared with the repository cannot let tools run without asking"),
+        "{text}"
+    );
+    let denied = first
+        .iter()
+        .find(|message| {
+            message["params"]["update"]["sessionUpdate"] == "tool_call_update"
+                && message["params"]["update"]["status"] == "failed"
+        })
+        .unwrap_or_else(|| panic!("the read was denied: {first:#?}"));
+    assert_eq!(denied["params"]["update"]["toolCallId"], "r1");
+
+    harness.server.enqueue(answer("again"));
+    let second = raw
+        .request_collecting("session/prompt", prompt_params(&session_id, "hello"))
+        .await;
+    assert_eq!(chunks_text(&second), "again", "told once");
+    raw.finish().await;
+}
+
+fn prompt_params(session_id: &Value, text: &str) -> Value {
+    json!({"sessionId": session_id, "prompt": [{"type": "text", "text": text}]})
 }

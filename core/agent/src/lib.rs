@@ -10,6 +10,7 @@
 mod calls;
 mod compact;
 mod guard;
+mod instructions;
 mod prompt;
 mod runner;
 mod turn;
@@ -71,6 +72,10 @@ pub struct AgentConfig {
     pub system_prompt: Option<String>,
     /// Added at the end of the system prompt when set.
     pub append_system_prompt: Option<String>,
+    /// Larik's personal config directory (`$XDG_CONFIG_HOME/larik` or `~/.config/larik`),
+    /// whose `AGENTS.md` is the user's personal instruction file, loaded before the
+    /// project's; `None` loads no personal file.
+    pub user_config_dir: Option<PathBuf>,
     /// Where the file tools read and write text: the disk, or an editor's buffers when a
     /// front end serves them.
     pub files: Arc<dyn FileAccess>,
@@ -98,6 +103,7 @@ impl AgentConfig {
             limits: ToolLimits::default(),
             system_prompt: None,
             append_system_prompt: None,
+            user_config_dir: None,
             files: Arc::new(DiskFiles),
             feedback: None,
         }

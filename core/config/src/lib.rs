@@ -2,11 +2,23 @@
 //!
 //! Core crates never read the process environment themselves: the binary captures it once
 //! into an [`Environment`] and everything is resolved from that snapshot, so tests can build
-//! any environment without touching the real one. Today the settings come from environment
-//! variables; configuration files layer on top of the same types.
+//! any environment without touching the real one. Configuration files come in layers
+//! ([`layers`]) merged into [`Settings`] ([`settings`]), where files shared with a
+//! repository may only tighten what the agent may do.
+
+mod layers;
+mod settings;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+
+pub use layers::{
+    LayerFile, Trust, layer_files, path_slug, personal_project_file, project_root, read_layer,
+};
+pub use settings::{
+    ConfigContext, ConfigNotice, ConfiguredRule, LoadedConfig, LspServerSettings, LspSettings,
+    PermissionSettings, SandboxSettings, Settings, load,
+};
 
 /// Errors resolving settings.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -52,6 +64,24 @@ impl Environment {
     /// The user's home directory.
     pub fn home(&self) -> Option<PathBuf> {
         self.get("HOME").map(PathBuf::from)
+    }
+
+    /// Larik's personal configuration directory: `$XDG_CONFIG_HOME/larik`, else
+    /// `~/.config/larik`; `None` without either variable.
+    pub fn config_dir(&self) -> Option<PathBuf> {
+        if let Some(xdg) = self.get("XDG_CONFIG_HOME") {
+            return Some(PathBuf::from(xdg).join("larik"));
+        }
+        self.home().map(|home| home.join(".config/larik"))
+    }
+
+    /// The configuration context of the project `cwd` belongs to.
+    pub fn config_context(&self, cwd: &std::path::Path) -> ConfigContext {
+        ConfigContext {
+            config_dir: self.config_dir(),
+            home: self.home(),
+            project_root: project_root(cwd),
+        }
     }
 
     /// Larik's data directory: `$XDG_DATA_HOME/larik`, else `~/.local/share/larik`.

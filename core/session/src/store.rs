@@ -37,16 +37,7 @@ pub struct SessionStore {
 /// The directory name for a project: the absolute cwd with every character that is not
 /// alphanumeric, `.`, `_` or `-` replaced by `-` (`/home/a/proj` → `-home-a-proj`).
 pub fn cwd_slug(cwd: &Path) -> String {
-    cwd.to_string_lossy()
-        .chars()
-        .map(|c| {
-            if c.is_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect()
+    larik_config::path_slug(cwd)
 }
 
 /// The entries of `dir`, or `None` when it does not exist (no session was written yet).

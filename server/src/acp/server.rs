@@ -25,7 +25,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::{Client, Error, ErrorCode};
 use larik_agent::{AgentHandle, SessionState};
-use larik_config::Environment;
+use larik_config::{Environment, Settings};
 use larik_lsp::LanguageServers;
 use larik_protocol::{PermissionMode, ReasoningEffort, Usage};
 use larik_providers::PROVIDERS;
@@ -64,6 +64,16 @@ struct Started {
     model: String,
     reasoning: Option<ReasoningEffort>,
     usage: Usage,
+    /// What the user should hear about the configuration, told with the first prompt.
+    notices: Vec<String>,
+}
+
+/// What a session's agent is started with.
+struct Configured {
+    cwd: PathBuf,
+    model: String,
+    settings: Settings,
+    notices: Vec<String>,
 }
 
 /// What all handlers share.
@@ -222,17 +232,20 @@ impl Server {
         connection: ConnectionTo<Client>,
     ) -> Result<NewSessionResponse, Error> {
         check_cwd(&request.cwd)?;
-        let model = match &self.options.model {
-            Some(model) => model.clone(),
-            None => self.env.default_model().map_err(internal)?,
-        };
+        let (settings, mut notices) = setup::project_settings(&self.env, &request.cwd);
+        let model = setup::new_session_model(&self.options, &settings, &self.env, &mut notices)
+            .map_err(internal)?;
         let session =
             setup::new_session(&self.store, request.cwd.clone(), &model).map_err(internal)?;
         let session_id = SessionId::new(session.writer.id().to_string());
         let started = self.start_agent(
             &session_id,
-            request.cwd,
-            model,
+            Configured {
+                cwd: request.cwd,
+                model,
+                settings,
+                notices,
+            },
             session,
             &request.mcp_servers,
             &connection,
@@ -340,8 +353,15 @@ impl Server {
                 };
                 // Started before the replay, so a session that cannot run fails before the
                 // editor shows its history; its events wait until the session task reads them.
+                let (settings, notices) = setup::project_settings(&self.env, &cwd);
+                let configured = Configured {
+                    cwd,
+                    model,
+                    settings,
+                    notices,
+                };
                 let started =
-                    self.start_agent(session_id, cwd, model, session, mcp_servers, connection)?;
+                    self.start_agent(session_id, configured, session, mcp_servers, connection)?;
                 send_updates(session_id, history, connection)?;
                 self.attach(session_id, started, connection.clone())
             }
@@ -353,14 +373,20 @@ impl Server {
     fn start_agent(
         &self,
         session_id: &SessionId,
-        cwd: PathBuf,
-        model: String,
+        configured: Configured,
         session: SessionState,
         _mcp_servers: &[McpServer],
         connection: &ConnectionTo<Client>,
     ) -> Result<Started, Error> {
+        let Configured {
+            cwd,
+            model,
+            settings,
+            mut notices,
+        } = configured;
         let mut config =
             setup::agent_config(&self.options, &self.env, cwd, model.clone()).map_err(internal)?;
+        notices.extend(setup::apply_settings(&self.options, &settings, &mut config));
         let client = lock(&self.client).clone();
         config.files = Arc::new(EditorFiles::new(
             connection.clone(),
@@ -368,7 +394,7 @@ impl Server {
             client.fs.read_text_file,
             client.fs.write_text_file,
         ));
-        let servers = self.language_servers(&config.cwd)?;
+        let servers = self.language_servers(&config.cwd, &settings, &mut notices)?;
         setup::attach_language_servers(&self.options, &mut config, servers.as_ref());
         let (mode, reasoning, usage) = (config.mode, config.reasoning, session.usage);
         let agent = larik_agent::spawn(config, session).map_err(internal)?;
@@ -378,16 +404,24 @@ impl Server {
             model,
             reasoning,
             usage,
+            notices,
         })
     }
 
-    /// The language servers of the project at `cwd`, started on first use.
-    fn language_servers(&self, cwd: &Path) -> Result<Option<Arc<LanguageServers>>, Error> {
+    /// The language servers of the project at `cwd`, started on first use (with the
+    /// configuration of the first session there).
+    fn language_servers(
+        &self,
+        cwd: &Path,
+        settings: &Settings,
+        notices: &mut Vec<String>,
+    ) -> Result<Option<Arc<LanguageServers>>, Error> {
         let mut all = lock(&self.language_servers);
         if let Some(servers) = all.get(cwd) {
             return Ok(servers.clone());
         }
-        let servers = setup::language_servers(&self.env, cwd).map_err(internal)?;
+        let servers =
+            setup::language_servers(&self.env, cwd, &settings.lsp, notices).map_err(internal)?;
         all.insert(cwd.to_path_buf(), servers.clone());
         Ok(servers)
     }
@@ -413,6 +447,7 @@ impl Server {
             reasoning: started.reasoning,
             providers_with_keys,
             usage: started.usage,
+            notices: started.notices,
         });
         lock(&self.sessions).insert(
             session_id.to_string(),

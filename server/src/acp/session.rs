@@ -107,6 +107,8 @@ pub struct Start {
     pub providers_with_keys: Vec<String>,
     /// Usage so far (a resumed session keeps its total).
     pub usage: Usage,
+    /// What the user should hear about the configuration; told with the first prompt.
+    pub notices: Vec<String>,
 }
 
 /// Starts the session task; returns where its commands go and a flag that turns true
@@ -123,6 +125,7 @@ pub fn spawn(start: Start) -> (mpsc::UnboundedSender<Command>, watch::Receiver<b
         reasoning: start.reasoning,
         providers_with_keys: start.providers_with_keys,
         usage: start.usage,
+        notices: start.notices,
         commands: sender.clone(),
         running: None,
         waiting: VecDeque::new(),
@@ -171,6 +174,8 @@ struct SessionTask {
     reasoning: Option<ReasoningEffort>,
     providers_with_keys: Vec<String>,
     usage: Usage,
+    /// Configuration notices not told yet.
+    notices: Vec<String>,
     commands: mpsc::UnboundedSender<Command>,
     running: Option<Running>,
     waiting: VecDeque<(Work, Responder<PromptResponse>)>,
@@ -322,6 +327,10 @@ impl SessionTask {
             let Some((work, responder)) = self.waiting.pop_front() else {
                 return;
             };
+            // Told once, before the first prompt's answer, where the editor shows it.
+            for notice in std::mem::take(&mut self.notices) {
+                self.notify(agent_text(format!("_{notice}_\n\n")));
+            }
             self.last_error = None;
             self.diffs.clear();
             self.applied.clear();

@@ -1,0 +1,434 @@
+//! The merged settings and how each file adds to them. Later files win for single values;
+//! lists (permission rules, writable paths, allowed hosts) accumulate. A shared file may
+//! only tighten: deny and ask rules, a stricter permission mode, the sandbox switched on, a
+//! language server or all of them switched off. Whatever in a shared file would loosen (allow
+//! rules, a looser mode, the sandbox off, writable paths, network, language-server commands)
+//! is ignored with one notice naming the key and where it would count. A value of the wrong
+//! type is ignored with a notice too; unknown keys are left alone (other tools' settings).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use larik_protocol::PermissionMode;
+use serde_json::{Map, Value};
+
+use crate::layers::{LayerFile, Trust, json_kind, layer_files, personal_project_file, read_layer};
+
+/// Where the configuration of one project comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigContext {
+    /// Larik's personal configuration directory; `None` reads only the shared files.
+    pub config_dir: Option<PathBuf>,
+    /// The user's home directory, for `~/` in paths.
+    pub home: Option<PathBuf>,
+    /// The project root (see [`crate::project_root`]).
+    pub project_root: PathBuf,
+}
+
+/// Something about the configuration the user should hear once: a file that could not be
+/// used, or a setting that was ignored and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigNotice {
+    /// The file it is about.
+    pub file: PathBuf,
+    /// What happened, in one sentence.
+    pub message: String,
+}
+
+impl fmt::Display for ConfigNotice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.file.display(), self.message)
+    }
+}
+
+/// A permission rule as written in a file, with the file, so a rule that does not parse
+/// can be reported where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfiguredRule {
+    /// The rule's text, e.g. `Bash(npm test:*)`.
+    pub rule: String,
+    /// The file it came from.
+    pub file: PathBuf,
+}
+
+/// Permission settings (`permissions` in a file).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PermissionSettings {
+    /// `allow` rules (personal files only).
+    pub allow: Vec<ConfiguredRule>,
+    /// `ask` rules.
+    pub ask: Vec<ConfiguredRule>,
+    /// `deny` rules.
+    pub deny: Vec<ConfiguredRule>,
+    /// `defaultMode`: the mode a session starts in.
+    pub default_mode: Option<PermissionMode>,
+}
+
+/// Sandbox settings (`sandbox` in a file).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SandboxSettings {
+    /// `enabled`: whether commands run sandboxed (`None`: Larik's default, on).
+    pub enabled: Option<bool>,
+    /// `writable_paths`: more places sandboxed commands may write, made absolute.
+    pub writable_paths: Vec<PathBuf>,
+    /// `network.allow`: hosts (`host` or `host:port`) sandboxed commands may reach.
+    pub network_allow: Vec<String>,
+}
+
+/// One language server's settings (`lsp.<name>` in a file).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LspServerSettings {
+    /// `command`: the program (a bare name is looked up on PATH).
+    pub command: Option<String>,
+    /// `args`.
+    pub args: Option<Vec<String>>,
+    /// `extensions` it serves, without dots.
+    pub extensions: Option<Vec<String>>,
+    /// `root_markers`: files that mark a project root for it.
+    pub root_markers: Option<Vec<String>>,
+    /// `check_on_save`: its compiler errors come from a check it runs on save.
+    pub check_on_save: Option<bool>,
+    /// `disabled`: not to be used.
+    pub disabled: bool,
+}
+
+/// Language-server settings (`lsp` in a file: `false`, or an object by server name).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LspSettings {
+    /// `"lsp": false` turns every language server off.
+    pub enabled: bool,
+    /// Per server, by name (built-in names adjust the built-in server).
+    pub servers: BTreeMap<String, LspServerSettings>,
+}
+
+impl Default for LspSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            servers: BTreeMap::new(),
+        }
+    }
+}
+
+/// Every setting Larik takes from its configuration files.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Settings {
+    /// `model`: the model to use, as `provider/model`.
+    pub model: Option<String>,
+    /// `permissions`.
+    pub permissions: PermissionSettings,
+    /// `sandbox`.
+    pub sandbox: SandboxSettings,
+    /// `lsp`.
+    pub lsp: LspSettings,
+}
+
+/// The merged settings, the notices for the user, and the files that were read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LoadedConfig {
+    /// The settings.
+    pub settings: Settings,
+    /// Files that could not be used and settings that were ignored.
+    pub notices: Vec<ConfigNotice>,
+    /// The files that existed and were merged, in order.
+    pub files: Vec<PathBuf>,
+}
+
+/// Reads and merges every configuration file of a project. Never fails: a file that cannot
+/// be read or parsed is skipped with a notice, and so is any setting that may not count.
+pub fn load(context: &ConfigContext) -> LoadedConfig {
+    let mut loaded = LoadedConfig::default();
+    let personal = context
+        .config_dir
+        .as_deref()
+        .map(|dir| personal_project_file(dir, &context.project_root));
+    for file in layer_files(context.config_dir.as_deref(), &context.project_root) {
+        match read_layer(&file.path) {
+            Ok(None) => {}
+            Ok(Some(object)) => {
+                let mut layer = Layer {
+                    file: &file,
+                    context,
+                    personal: personal.as_deref(),
+                    notices: &mut loaded.notices,
+                };
+                layer.merge(&object, &mut loaded.settings);
+                loaded.files.push(file.path);
+            }
+            Err(reason) => loaded.notices.push(ConfigNotice {
+                file: file.path,
+                message: format!("not used: the file {reason}"),
+            }),
+        }
+    }
+    loaded
+}
+
+/// One file being merged.
+struct Layer<'a> {
+    file: &'a LayerFile,
+    context: &'a ConfigContext,
+    personal: Option<&'a Path>,
+    notices: &'a mut Vec<ConfigNotice>,
+}
+
+impl Layer<'_> {
+    fn merge(&mut self, object: &Map<String, Value>, settings: &mut Settings) {
+        for (key, value) in object {
+            match key.as_str() {
+                "model" => {
+                    if let Some(model) = self.string("model", value) {
+                        settings.model = Some(model);
+                    }
+                }
+                "permissions" => self.permissions(value, &mut settings.permissions),
+                "sandbox" => self.sandbox(value, &mut settings.sandbox),
+                "lsp" => self.lsp(value, &mut settings.lsp),
+                // Keys of other tools and of later versions are left alone.
+                _ => {}
+            }
+        }
+    }
+
+    fn shared(&self) -> bool {
+        self.file.trust == Trust::Shared
+    }
+
+    fn notice(&mut self, message: String) {
+        self.notices.push(ConfigNotice {
+            file: self.file.path.clone(),
+            message,
+        });
+    }
+
+    /// The notice for a loosening setting in a shared file.
+    fn refuse(&mut self, key: &str, why: &str) {
+        let place = match self.personal {
+            Some(path) => format!("put it in {} to use it", path.display()),
+            None => "it counts only from a personal file".to_string(),
+        };
+        self.notice(format!(
+            "`{key}` ignored: a file shared with the repository cannot {why}; {place}"
+        ));
+    }
+
+    fn wrong_type(&mut self, key: &str, expected: &str, value: &Value) {
+        self.notice(format!(
+            "`{key}` ignored: expected {expected}, found {}",
+            json_kind(value)
+        ));
+    }
+
+    fn string(&mut self, key: &str, value: &Value) -> Option<String> {
+        match value {
+            Value::String(text) => Some(text.clone()),
+            other => {
+                self.wrong_type(key, "a string", other);
+                None
+            }
+        }
+    }
+
+    fn boolean(&mut self, key: &str, value: &Value) -> Option<bool> {
+        match value {
+            Value::Bool(flag) => Some(*flag),
+            other => {
+                self.wrong_type(key, "true or false", other);
+                None
+            }
+        }
+    }
+
+    fn strings(&mut self, key: &str, value: &Value) -> Option<Vec<String>> {
+        let items = match value {
+            Value::Array(items) => items,
+            other => {
+                self.wrong_type(key, "a list of strings", other);
+                return None;
+            }
+        };
+        let mut strings = Vec::with_capacity(items.len());
+        for item in items {
+            match item {
+                Value::String(text) => strings.push(text.clone()),
+                other => {
+                    self.wrong_type(key, "a list of strings", other);
+                    return None;
+                }
+            }
+        }
+        Some(strings)
+    }
+
+    fn object<'v>(&mut self, key: &str, value: &'v Value) -> Option<&'v Map<String, Value>> {
+        match value {
+            Value::Object(object) => Some(object),
+            other => {
+                self.wrong_type(key, "an object", other);
+                None
+            }
+        }
+    }
+
+    fn rules(&mut self, key: &str, value: &Value, into: &mut Vec<ConfiguredRule>) {
+        if let Some(rules) = self.strings(key, value) {
+            into.extend(rules.into_iter().map(|rule| ConfiguredRule {
+                rule,
+                file: self.file.path.clone(),
+            }));
+        }
+    }
+
+    fn permissions(&mut self, value: &Value, permissions: &mut PermissionSettings) {
+        let Some(object) = self.object("permissions", value) else {
+            return;
+        };
+        for (key, value) in object {
+            match key.as_str() {
+                "allow" if self.shared() => {
+                    self.refuse("permissions.allow", "let tools run without asking");
+                }
+                "allow" => self.rules("permissions.allow", value, &mut permissions.allow),
+                "ask" => self.rules("permissions.ask", value, &mut permissions.ask),
+                "deny" => self.rules("permissions.deny", value, &mut permissions.deny),
+                "defaultMode" => {
+                    let Some(name) = self.string("permissions.defaultMode", value) else {
+                        continue;
+                    };
+                    match PermissionMode::parse(&name) {
+                        None => self.notice(format!(
+                            "`permissions.defaultMode` ignored: unknown mode `{name}` (choose one of: {})",
+                            PermissionMode::ALL.map(PermissionMode::as_str).join(", ")
+                        )),
+                        Some(mode)
+                            if self.shared()
+                                && !matches!(mode, PermissionMode::Default | PermissionMode::Plan) =>
+                        {
+                            self.refuse(
+                                "permissions.defaultMode",
+                                &format!("start sessions in the looser `{name}` mode"),
+                            );
+                        }
+                        Some(mode) => permissions.default_mode = Some(mode),
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn sandbox(&mut self, value: &Value, sandbox: &mut SandboxSettings) {
+        let Some(object) = self.object("sandbox", value) else {
+            return;
+        };
+        for (key, value) in object {
+            match key.as_str() {
+                "enabled" => match self.boolean("sandbox.enabled", value) {
+                    Some(false) if self.shared() => {
+                        self.refuse("sandbox.enabled", "switch the sandbox off");
+                    }
+                    Some(enabled) => sandbox.enabled = Some(enabled),
+                    None => {}
+                },
+                "writable_paths" if self.shared() => {
+                    self.refuse(
+                        "sandbox.writable_paths",
+                        "let sandboxed commands write more places",
+                    );
+                }
+                "writable_paths" => {
+                    if let Some(paths) = self.strings("sandbox.writable_paths", value) {
+                        let resolved: Vec<PathBuf> =
+                            paths.iter().map(|path| self.resolve(path)).collect();
+                        sandbox.writable_paths.extend(resolved);
+                    }
+                }
+                "network" if self.shared() => {
+                    self.refuse("sandbox.network", "open the network to sandboxed commands");
+                }
+                "network" => {
+                    let Some(network) = self.object("sandbox.network", value) else {
+                        continue;
+                    };
+                    if let Some(allow) = network.get("allow")
+                        && let Some(hosts) = self.strings("sandbox.network.allow", allow)
+                    {
+                        sandbox.network_allow.extend(hosts);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// A configured path made absolute: `~/` from the home directory, relative paths from
+    /// the project root.
+    fn resolve(&self, path: &str) -> PathBuf {
+        if let Some(rest) = path.strip_prefix("~/")
+            && let Some(home) = &self.context.home
+        {
+            return home.join(rest);
+        }
+        self.context.project_root.join(path)
+    }
+
+    fn lsp(&mut self, value: &Value, lsp: &mut LspSettings) {
+        let object = match value {
+            Value::Bool(false) => {
+                lsp.enabled = false;
+                return;
+            }
+            Value::Bool(true) if self.shared() => {
+                self.refuse("lsp", "switch language servers back on");
+                return;
+            }
+            Value::Bool(true) => {
+                lsp.enabled = true;
+                return;
+            }
+            Value::Object(object) => object,
+            other => {
+                self.wrong_type("lsp", "false or an object of servers by name", other);
+                return;
+            }
+        };
+        for (name, value) in object {
+            let key = format!("lsp.{name}");
+            let Some(fields) = self.object(&key, value) else {
+                continue;
+            };
+            let mut server = lsp.servers.get(name).cloned().unwrap_or_default();
+            for (field, value) in fields {
+                let key = format!("lsp.{name}.{field}");
+                match field.as_str() {
+                    "disabled" => match self.boolean(&key, value) {
+                        Some(false) if self.shared() => {
+                            self.refuse(&key, "switch a language server back on");
+                        }
+                        Some(disabled) => server.disabled = disabled,
+                        None => {}
+                    },
+                    "command" | "args" | "extensions" | "root_markers" | "check_on_save"
+                        if self.shared() =>
+                    {
+                        self.refuse(&key, "choose which programs run as language servers");
+                    }
+                    "command" => server.command = self.string(&key, value).or(server.command),
+                    "args" => server.args = self.strings(&key, value).or(server.args),
+                    "extensions" => {
+                        server.extensions = self.strings(&key, value).or(server.extensions);
+                    }
+                    "root_markers" => {
+                        server.root_markers = self.strings(&key, value).or(server.root_markers);
+                    }
+                    "check_on_save" => {
+                        server.check_on_save = self.boolean(&key, value).or(server.check_on_save);
+                    }
+                    _ => {}
+                }
+            }
+            lsp.servers.insert(name.clone(), server);
+        }
+    }
+}
