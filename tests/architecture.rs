@@ -63,6 +63,7 @@ fn dependencies_point_one_way() {
         ("larik-protocol", &[][..]),
         ("larik-config", &["larik-protocol"][..]),
         ("larik-sandbox", &[][..]),
+        ("larik-checkpoints", &[][..]),
         ("larik-permissions", &["larik-protocol"][..]),
         ("larik-session", &["larik-protocol", "larik-config"][..]),
         ("larik-providers", &["larik-protocol"][..]),

@@ -12,6 +12,8 @@ use tokio::process::Command;
 
 #[path = "headless_cases/config.rs"]
 mod config;
+#[path = "headless_cases/sandbox.rs"]
+mod sandbox;
 
 /// A project directory, a data directory and a fake model server for one test.
 struct Harness {
@@ -54,6 +56,9 @@ impl Harness {
             .env("ANTHROPIC_BASE_URL", self.server.anthropic_base_url())
             // Language servers have tests of their own; here they would only add time.
             .env("LARIK_LSP", "off")
+            // These tests check the permission step for commands; the sandbox, which lets
+            // commands run without asking, has its own (tests/headless_cases/sandbox.rs).
+            .env("LARIK_SANDBOX", "off")
             .current_dir(self.project.path())
             .stdin(std::process::Stdio::null())
             .kill_on_drop(true);

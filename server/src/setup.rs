@@ -13,6 +13,7 @@ use larik_lsp::{
 use larik_permissions::{RuleSet, normalize_tool_name};
 use larik_protocol::{Message, PermissionMode};
 use larik_providers::{Endpoint, PROVIDERS, split_model_name};
+use larik_sandbox::{Sandbox, SandboxOptions};
 use larik_session::{LoadedSession, SessionMeta, SessionStore};
 
 use crate::cli::{AgentOptions, Cli, split_rules};
@@ -67,6 +68,9 @@ pub fn prepare(args: &Cli, env: &Environment, cwd: PathBuf) -> anyhow::Result<Pr
     };
     let mut config = agent_config(&args.agent, env, cwd.clone(), model.clone())?;
     warnings.extend(apply_settings(&args.agent, &settings, &mut config));
+    let (sandbox, notices) = sandbox(env, &cwd, &settings);
+    config.sandbox = Arc::new(sandbox);
+    warnings.extend(notices);
 
     let mut rewound_prompt = None;
     let session = match previous {
@@ -148,6 +152,38 @@ pub fn new_session_model(
         }
     }
     Ok(env.default_model()?)
+}
+
+/// The command sandbox for the project `cwd` belongs to: on unless the configuration or
+/// `LARIK_SANDBOX=off` switches it off, with the configuration's extra writable paths and
+/// network, the temp directories writable, and bubblewrap looked up on `PATH`. Returns what
+/// the user should hear once (no sandbox available, or a weaker one).
+pub fn sandbox(env: &Environment, cwd: &Path, settings: &Settings) -> (Sandbox, Vec<String>) {
+    let switched_off = env
+        .get("LARIK_SANDBOX")
+        .is_some_and(|value| value.trim() == "off");
+    let mut temp_dirs = vec![PathBuf::from("/tmp"), PathBuf::from("/var/tmp")];
+    temp_dirs.extend(env.get("TMPDIR").map(PathBuf::from));
+    let options = SandboxOptions {
+        enabled: settings.sandbox.enabled.unwrap_or(true) && !switched_off,
+        writable_paths: settings.sandbox.writable_paths.clone(),
+        network_allow: settings.sandbox.network_allow.clone(),
+        temp_dirs,
+        path_dirs: path_dirs(env),
+    };
+    let (sandbox, notices) = Sandbox::configure(&larik_config::project_root(cwd), &options);
+    let notices = notices
+        .into_iter()
+        .map(|notice| format!("sandbox: {notice}"))
+        .collect();
+    (sandbox, notices)
+}
+
+/// The directories of `PATH`.
+fn path_dirs(env: &Environment) -> Vec<PathBuf> {
+    env.get("PATH")
+        .map(|path| std::env::split_paths(path).collect())
+        .unwrap_or_default()
 }
 
 /// Applies what the configuration files say and the command line did not: the permission
@@ -256,10 +292,7 @@ pub fn language_servers(
     {
         return Ok(None);
     }
-    let path_dirs = env
-        .get("PATH")
-        .map(|path| std::env::split_paths(path).collect())
-        .unwrap_or_default();
+    let path_dirs = path_dirs(env);
     let mut disabled: Vec<String> = env
         .get("LARIK_LSP_DISABLE")
         .unwrap_or_default()

@@ -84,6 +84,8 @@ impl Harness {
             ("LARIK_MODEL".into(), "anthropic/claude-sonnet-4-5".into()),
             // Language servers have tests of their own; here they would only add time.
             ("LARIK_LSP".into(), "off".into()),
+            // Commands must go through the permission step these tests drive.
+            ("LARIK_SANDBOX".into(), "off".into()),
         ]
     }
 

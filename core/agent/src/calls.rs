@@ -185,6 +185,7 @@ impl Runner {
             path,
             command,
             cwd: &self.config.cwd,
+            sandboxed: tool.sandboxed(call.input, ctx),
         };
         let decision = self
             .shared

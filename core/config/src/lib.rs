@@ -6,12 +6,18 @@
 //! ([`layers`]) merged into [`Settings`] ([`settings`]), where files shared with a
 //! repository may only tighten what the agent may do.
 
+mod approvals;
 mod layers;
 mod settings;
+mod update;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+pub use approvals::{
+    APPROVALS_KEY, PendingApproval, approval_key, approve, approve_pending, canonical_json,
+    content_hash,
+};
 pub use layers::{
     LayerFile, Trust, layer_files, path_slug, personal_project_file, project_root, read_layer,
 };
@@ -19,6 +25,7 @@ pub use settings::{
     ConfigContext, ConfigNotice, ConfiguredRule, LoadedConfig, LspServerSettings, LspSettings,
     PermissionSettings, SandboxSettings, Settings, load,
 };
+pub use update::{UpdateError, persist_allow_rule, persist_deny_rule, update_json};
 
 /// Errors resolving settings.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

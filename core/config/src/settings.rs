@@ -3,8 +3,10 @@
 //! only tighten: deny and ask rules, a stricter permission mode, the sandbox switched on, a
 //! language server or all of them switched off. Whatever in a shared file would loosen (allow
 //! rules, a looser mode, the sandbox off, writable paths, network, language-server commands)
-//! is ignored with one notice naming the key and where it would count. A value of the wrong
-//! type is ignored with a notice too; unknown keys are left alone (other tools' settings).
+//! is ignored with one notice naming the key and where it would count, and listed as
+//! awaiting approval, unless the user approved that very value ([`crate::approvals`]): then it
+//! counts as if personal. A value of the wrong type is ignored with a notice too; unknown
+//! keys are left alone (other tools' settings).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -13,6 +15,7 @@ use std::path::{Path, PathBuf};
 use larik_protocol::PermissionMode;
 use serde_json::{Map, Value};
 
+use crate::approvals::{APPROVALS_KEY, ApprovalState, Approvals, PendingApproval, content_hash};
 use crate::layers::{LayerFile, Trust, json_kind, layer_files, personal_project_file, read_layer};
 
 /// Where the configuration of one project comes from.
@@ -133,6 +136,9 @@ pub struct LoadedConfig {
     pub notices: Vec<ConfigNotice>,
     /// The files that existed and were merged, in order.
     pub files: Vec<PathBuf>,
+    /// Loosening settings of shared files that would count once approved, in file order
+    /// (empty without a personal configuration directory, where no approval can be stored).
+    pub pending_approvals: Vec<PendingApproval>,
 }
 
 /// Reads and merges every configuration file of a project. Never fails: a file that cannot
@@ -143,15 +149,31 @@ pub fn load(context: &ConfigContext) -> LoadedConfig {
         .config_dir
         .as_deref()
         .map(|dir| personal_project_file(dir, &context.project_root));
+    // Approvals decide how shared files merge, so they are read before any file merges; a
+    // broken personal file approves nothing (its own merge reports it).
+    let approvals = personal
+        .as_deref()
+        .and_then(|path| read_layer(path).ok().flatten())
+        .map(|object| Approvals::from_object(&object))
+        .unwrap_or_default();
     for file in layer_files(context.config_dir.as_deref(), &context.project_root) {
         match read_layer(&file.path) {
             Ok(None) => {}
             Ok(Some(object)) => {
+                let relative = file
+                    .path
+                    .strip_prefix(&context.project_root)
+                    .unwrap_or(&file.path)
+                    .to_string_lossy()
+                    .into_owned();
                 let mut layer = Layer {
                     file: &file,
+                    relative,
                     context,
                     personal: personal.as_deref(),
+                    approvals: &approvals,
                     notices: &mut loaded.notices,
+                    pending: &mut loaded.pending_approvals,
                 };
                 layer.merge(&object, &mut loaded.settings);
                 loaded.files.push(file.path);
@@ -168,9 +190,13 @@ pub fn load(context: &ConfigContext) -> LoadedConfig {
 /// One file being merged.
 struct Layer<'a> {
     file: &'a LayerFile,
+    /// The file relative to the project root, as approvals name shared files.
+    relative: String,
     context: &'a ConfigContext,
     personal: Option<&'a Path>,
+    approvals: &'a Approvals,
     notices: &'a mut Vec<ConfigNotice>,
+    pending: &'a mut Vec<PendingApproval>,
 }
 
 impl Layer<'_> {
@@ -185,6 +211,7 @@ impl Layer<'_> {
                 "permissions" => self.permissions(value, &mut settings.permissions),
                 "sandbox" => self.sandbox(value, &mut settings.sandbox),
                 "lsp" => self.lsp(value, &mut settings.lsp),
+                APPROVALS_KEY => self.approvals(value),
                 // Keys of other tools and of later versions are left alone.
                 _ => {}
             }
@@ -202,15 +229,71 @@ impl Layer<'_> {
         });
     }
 
-    /// The notice for a loosening setting in a shared file.
-    fn refuse(&mut self, key: &str, why: &str) {
-        let place = match self.personal {
-            Some(path) => format!("put it in {} to use it", path.display()),
-            None => "it counts only from a personal file".to_string(),
+    /// Whether a loosening setting counts: always from a personal file; from a shared file
+    /// only when the user approved this very value. Otherwise it is ignored with a notice
+    /// saying why (`why` completes "a file shared with the repository cannot …") and listed
+    /// as awaiting approval.
+    fn may_loosen(&mut self, key: &str, value: &Value, why: &str) -> bool {
+        if !self.shared() {
+            return true;
+        }
+        let Some(personal) = self.personal else {
+            self.notice(format!(
+                "`{key}` ignored: a file shared with the repository cannot {why}; it counts \
+                 only from a personal file"
+            ));
+            return false;
         };
-        self.notice(format!(
-            "`{key}` ignored: a file shared with the repository cannot {why}; {place}"
-        ));
+        let place = personal.display();
+        let state = self.approvals.check(&self.relative, key, value);
+        let message = match state {
+            ApprovalState::Matches => return true,
+            ApprovalState::Missing => format!(
+                "`{key}` ignored: a file shared with the repository cannot {why}; put it in \
+                 {place} to use it, or approve its current value"
+            ),
+            ApprovalState::Stale => format!(
+                "`{key}` ignored: its approval no longer matches because the file changed \
+                 since it was approved (a file shared with the repository cannot {why} \
+                 without approval); approve the new value or put it in {place} to use it"
+            ),
+        };
+        self.notice(message);
+        self.pending.push(PendingApproval {
+            file: self.file.path.clone(),
+            file_relative: self.relative.clone(),
+            key: key.to_string(),
+            value: value.clone(),
+            hash: content_hash(value),
+            stale: state == ApprovalState::Stale,
+        });
+        false
+    }
+
+    /// `approvals` counts only in the project's personal file, where load read it first;
+    /// here it is only checked, and refused anywhere else.
+    fn approvals(&mut self, value: &Value) {
+        let Some(personal) = self.personal else {
+            self.notice(format!(
+                "`{APPROVALS_KEY}` ignored: approvals count only in a personal project file"
+            ));
+            return;
+        };
+        if self.file.path != personal {
+            self.notice(format!(
+                "`{APPROVALS_KEY}` ignored: approvals count only in {}",
+                personal.display()
+            ));
+            return;
+        }
+        let Some(entries) = self.object(APPROVALS_KEY, value) else {
+            return;
+        };
+        for (key, hash) in entries {
+            if !hash.is_string() {
+                self.wrong_type(&format!("{APPROVALS_KEY}.{key}"), "a hash string", hash);
+            }
+        }
     }
 
     fn wrong_type(&mut self, key: &str, expected: &str, value: &Value) {
@@ -286,10 +369,16 @@ impl Layer<'_> {
         };
         for (key, value) in object {
             match key.as_str() {
-                "allow" if self.shared() => {
-                    self.refuse("permissions.allow", "let tools run without asking");
+                // Refused unless approved; the refusal has been said.
+                "allow"
+                    if self.may_loosen(
+                        "permissions.allow",
+                        value,
+                        "let tools run without asking",
+                    ) =>
+                {
+                    self.rules("permissions.allow", value, &mut permissions.allow);
                 }
-                "allow" => self.rules("permissions.allow", value, &mut permissions.allow),
                 "ask" => self.rules("permissions.ask", value, &mut permissions.ask),
                 "deny" => self.rules("permissions.deny", value, &mut permissions.deny),
                 "defaultMode" => {
@@ -301,16 +390,19 @@ impl Layer<'_> {
                             "`permissions.defaultMode` ignored: unknown mode `{name}` (choose one of: {})",
                             PermissionMode::ALL.map(PermissionMode::as_str).join(", ")
                         )),
-                        Some(mode)
-                            if self.shared()
-                                && !matches!(mode, PermissionMode::Default | PermissionMode::Plan) =>
-                        {
-                            self.refuse(
-                                "permissions.defaultMode",
-                                &format!("start sessions in the looser `{name}` mode"),
-                            );
+                        Some(mode) => {
+                            let tighter =
+                                matches!(mode, PermissionMode::Default | PermissionMode::Plan);
+                            if tighter
+                                || self.may_loosen(
+                                    "permissions.defaultMode",
+                                    value,
+                                    &format!("start sessions in the looser `{name}` mode"),
+                                )
+                            {
+                                permissions.default_mode = Some(mode);
+                            }
                         }
-                        Some(mode) => permissions.default_mode = Some(mode),
                     }
                 }
                 _ => {}
@@ -324,30 +416,36 @@ impl Layer<'_> {
         };
         for (key, value) in object {
             match key.as_str() {
-                "enabled" => match self.boolean("sandbox.enabled", value) {
-                    Some(false) if self.shared() => {
-                        self.refuse("sandbox.enabled", "switch the sandbox off");
+                "enabled" => {
+                    if let Some(enabled) = self.boolean("sandbox.enabled", value)
+                        && (enabled
+                            || self.may_loosen("sandbox.enabled", value, "switch the sandbox off"))
+                    {
+                        sandbox.enabled = Some(enabled);
                     }
-                    Some(enabled) => sandbox.enabled = Some(enabled),
-                    None => {}
-                },
-                "writable_paths" if self.shared() => {
-                    self.refuse(
-                        "sandbox.writable_paths",
-                        "let sandboxed commands write more places",
-                    );
                 }
                 "writable_paths" => {
+                    if !self.may_loosen(
+                        "sandbox.writable_paths",
+                        value,
+                        "let sandboxed commands write more places",
+                    ) {
+                        continue;
+                    }
                     if let Some(paths) = self.strings("sandbox.writable_paths", value) {
                         let resolved: Vec<PathBuf> =
                             paths.iter().map(|path| self.resolve(path)).collect();
                         sandbox.writable_paths.extend(resolved);
                     }
                 }
-                "network" if self.shared() => {
-                    self.refuse("sandbox.network", "open the network to sandboxed commands");
-                }
                 "network" => {
+                    if !self.may_loosen(
+                        "sandbox.network",
+                        value,
+                        "open the network to sandboxed commands",
+                    ) {
+                        continue;
+                    }
                     let Some(network) = self.object("sandbox.network", value) else {
                         continue;
                     };
@@ -379,12 +477,10 @@ impl Layer<'_> {
                 lsp.enabled = false;
                 return;
             }
-            Value::Bool(true) if self.shared() => {
-                self.refuse("lsp", "switch language servers back on");
-                return;
-            }
             Value::Bool(true) => {
-                lsp.enabled = true;
+                if self.may_loosen("lsp", value, "switch language servers back on") {
+                    lsp.enabled = true;
+                }
                 return;
             }
             Value::Object(object) => object,
@@ -402,18 +498,21 @@ impl Layer<'_> {
             for (field, value) in fields {
                 let key = format!("lsp.{name}.{field}");
                 match field.as_str() {
-                    "disabled" => match self.boolean(&key, value) {
-                        Some(false) if self.shared() => {
-                            self.refuse(&key, "switch a language server back on");
+                    "disabled" => {
+                        if let Some(disabled) = self.boolean(&key, value)
+                            && (disabled
+                                || self.may_loosen(&key, value, "switch a language server back on"))
+                        {
+                            server.disabled = disabled;
                         }
-                        Some(disabled) => server.disabled = disabled,
-                        None => {}
-                    },
-                    "command" | "args" | "extensions" | "root_markers" | "check_on_save"
-                        if self.shared() =>
-                    {
-                        self.refuse(&key, "choose which programs run as language servers");
                     }
+                    // Refused unless approved; the refusal has been said.
+                    "command" | "args" | "extensions" | "root_markers" | "check_on_save"
+                        if !self.may_loosen(
+                            &key,
+                            value,
+                            "choose which programs run as language servers",
+                        ) => {}
                     "command" => server.command = self.string(&key, value).or(server.command),
                     "args" => server.args = self.strings(&key, value).or(server.args),
                     "extensions" => {

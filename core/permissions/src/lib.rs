@@ -57,6 +57,9 @@ pub struct PermissionQuery<'a> {
     pub command: Option<&'a str>,
     /// The session's working directory (absolute).
     pub cwd: &'a Path,
+    /// The call runs inside the OS sandbox: in `default` and `acceptEdits` it runs without
+    /// asking, unless a rule says otherwise.
+    pub sandboxed: bool,
 }
 
 /// What the policy says about a call.

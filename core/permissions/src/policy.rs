@@ -116,6 +116,7 @@ impl PermissionPolicy {
             path: Some(path),
             command: None,
             cwd,
+            sandboxed: false,
         };
         self.rules.deny.iter().any(|rule| {
             self.hits(rule, &query, None)
@@ -187,7 +188,7 @@ impl PermissionPolicy {
             }
             // Plan mode reaches here only for read-only calls, which it treats as default does.
             PermissionMode::Default | PermissionMode::AcceptEdits | PermissionMode::Plan => {
-                if query.read_only && inside_cwd {
+                if (query.read_only && inside_cwd) || query.sandboxed {
                     Decision::Allow
                 } else {
                     ask()

@@ -44,6 +44,7 @@ fn decide(policy: &PermissionPolicy, call: Call) -> Decision {
         path: path.as_deref(),
         command,
         cwd,
+        sandboxed: false,
     })
 }
 
@@ -650,6 +651,49 @@ fn remember_adds_session_rules() {
     assert_eq!(policy.mode(), Plan);
     assert!(matches!(
         decide(&policy, Call::Bash("git status")),
+        Decision::Deny { .. }
+    ));
+}
+
+/// A command that runs inside the OS sandbox runs without asking in `default` and
+/// `acceptEdits`; rules still apply first, and `plan` still refuses it.
+#[test]
+fn sandboxed_commands_run_without_asking_unless_a_rule_says_otherwise() {
+    let sandboxed = |policy: &PermissionPolicy, command: &str| {
+        policy.decide(&PermissionQuery {
+            tool: "bash",
+            category: ToolCategory::Execute,
+            read_only: false,
+            path: None,
+            command: Some(command),
+            cwd: Path::new(CWD),
+            sandboxed: true,
+        })
+    };
+    for mode in [Default, AcceptEdits] {
+        let policy = PermissionPolicy::new(mode, RuleSet::default(), None);
+        assert_eq!(
+            sandboxed(&policy, "cargo test"),
+            Decision::Allow,
+            "{mode:?}"
+        );
+    }
+    let policy = PermissionPolicy::new(
+        Default,
+        rules(&[("deny", "Bash(rm:*)"), ("ask", "Bash(git push:*)")]),
+        None,
+    );
+    assert!(matches!(
+        sandboxed(&policy, "rm -rf build"),
+        Decision::Deny { .. }
+    ));
+    assert!(matches!(
+        sandboxed(&policy, "git push"),
+        Decision::Ask { .. }
+    ));
+    let plan = PermissionPolicy::new(Plan, RuleSet::default(), None);
+    assert!(matches!(
+        sandboxed(&plan, "cargo test"),
         Decision::Deny { .. }
     ));
 }

@@ -14,6 +14,7 @@ fn decide(policy: &PermissionPolicy, command: &str) -> Decision {
         path: None,
         command: Some(command),
         cwd: Path::new("/work/proj"),
+        sandboxed: false,
     })
 }
 

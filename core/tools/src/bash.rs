@@ -3,9 +3,12 @@
 //! Standard output and standard error share one pipe, so the model sees them interleaved
 //! in the order the command wrote them, as in a terminal. The command runs in its own
 //! process group: a timeout or an interrupt kills the group, which takes down everything
-//! the command started. A background process that keeps the pipe open after the shell
-//! exits cannot hang the call; reading stops after a short grace period, and the process
-//! keeps running. Each call starts a fresh shell in the working directory.
+//! the command started. Commands run inside the OS sandbox unless the call asks for
+//! `"sandbox": false` (which the permission step then treats as any unconfined command);
+//! in the sandbox, what the command started ends with it. Outside it, a background process
+//! that keeps the pipe open after the shell exits cannot hang the call; reading stops after
+//! a short grace period, and the process keeps running. Each call starts a fresh shell in
+//! the working directory.
 
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
@@ -34,6 +37,12 @@ struct BashInput {
     command: String,
     #[serde(default)]
     timeout: Option<u64>,
+    #[serde(default = "sandbox_by_default")]
+    sandbox: bool,
+}
+
+fn sandbox_by_default() -> bool {
+    true
 }
 
 /// How long output is still read after the shell exits while something else holds the
@@ -65,7 +74,12 @@ impl Tool for BashTool {
          (`cmd > log 2>&1 & echo $!`). Output past the limit keeps its start and end. \
          `timeout` is in milliseconds (default 2 minutes, at most 10). Give a short \
          `description` of what the command does. Prefer read, grep, glob and edit over cat, \
-         grep, find and sed."
+         grep, find and sed. Commands run in a sandbox where one is available: they may \
+         write only inside the project and the temp directories (git hooks, git config and \
+         the agents' settings stay read-only), have no network, and whatever they start \
+         ends with them; such commands run without asking. Set `sandbox` to false only when \
+         a command cannot work inside (it needs the network, or writes elsewhere); the user \
+         is then asked."
     }
 
     fn input_schema(&self) -> Value {
@@ -74,7 +88,8 @@ impl Tool for BashTool {
             "properties": {
                 "command": {"type": "string", "description": "The command line to run"},
                 "timeout": {"type": "integer", "minimum": 1, "description": "Timeout in milliseconds"},
-                "description": {"type": "string", "description": "What the command does, in a few words"}
+                "description": {"type": "string", "description": "What the command does, in a few words"},
+                "sandbox": {"type": "boolean", "default": true, "description": "Run inside the sandbox (the default); false runs it outside, after the user approves"}
             },
             "required": ["command"],
             "additionalProperties": false
@@ -104,6 +119,10 @@ impl Tool for BashTool {
         }
     }
 
+    fn sandboxed(&self, input: &Value, ctx: &ToolContext) -> bool {
+        ctx.sandbox.is_enforcing() && input.get("sandbox") != Some(&Value::Bool(false))
+    }
+
     async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
         let input: BashInput = match input::parse(self.name(), input) {
             Ok(input) => input,
@@ -123,14 +142,24 @@ impl Tool for BashTool {
             .filter(|&ms| ms > 0)
             .unwrap_or(ctx.limits.bash_timeout_ms)
             .min(ctx.limits.bash_max_timeout_ms);
-        run_command(&input.command, timeout_ms, ctx).await
+        let sandboxed = ctx.sandbox.is_enforcing() && input.sandbox;
+        run_command(&input.command, timeout_ms, sandboxed, ctx).await
     }
 }
 
-async fn run_command(command_line: &str, timeout_ms: u64, ctx: &ToolContext) -> ToolOutput {
+async fn run_command(
+    command_line: &str,
+    timeout_ms: u64,
+    sandboxed: bool,
+    ctx: &ToolContext,
+) -> ToolOutput {
     let mut started = None;
-    let output = run_started(command_line, timeout_ms, ctx, &mut started).await;
+    let output = run_started(command_line, timeout_ms, sandboxed, ctx, &mut started).await;
     if let Some(pid) = started {
+        if sandboxed {
+            // Nothing a sandboxed command started outlives it.
+            larik_sandbox::kill_process_group(pid);
+        }
         larik_sandbox::forget_group_if_gone(pid);
     }
     output
@@ -140,6 +169,7 @@ async fn run_command(command_line: &str, timeout_ms: u64, ctx: &ToolContext) -> 
 async fn run_started(
     command_line: &str,
     timeout_ms: u64,
+    sandboxed: bool,
     ctx: &ToolContext,
     started: &mut Option<u32>,
 ) -> ToolOutput {
@@ -160,7 +190,16 @@ async fn run_started(
             return ToolOutput::error(format!("Could not read the command's output: {error}"));
         }
     };
-    let mut command = ctx.sandbox.shell_command(command_line, &ctx.cwd);
+    let mut command = if sandboxed {
+        match ctx.sandbox.shell_command(command_line, &ctx.cwd) {
+            Ok(command) => command,
+            Err(error) => {
+                return ToolOutput::error(format!("Could not start the command: {error}"));
+            }
+        }
+    } else {
+        ctx.sandbox.unconfined_shell_command(command_line, &ctx.cwd)
+    };
     command.stdout(writer).stderr(writer_for_stderr);
     let spawned = command.spawn();
     // The command object holds our copies of the pipe's write end; EOF only arrives once

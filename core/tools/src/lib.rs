@@ -178,6 +178,11 @@ pub trait Tool: Send + Sync {
     fn target(&self, _input: &Value, _ctx: &ToolContext) -> CallTarget {
         CallTarget::None
     }
+    /// Whether the call runs inside the OS sandbox, so the permission step may let it run
+    /// without asking.
+    fn sandboxed(&self, _input: &Value, _ctx: &ToolContext) -> bool {
+        false
+    }
     /// The change a call would make, computed without making it; `None` when the tool
     /// changes no file or the input is invalid (running it will report why).
     async fn preview(&self, _input: &Value, _ctx: &ToolContext) -> Option<FileChange> {

@@ -387,6 +387,9 @@ impl Server {
         let mut config =
             setup::agent_config(&self.options, &self.env, cwd, model.clone()).map_err(internal)?;
         notices.extend(setup::apply_settings(&self.options, &settings, &mut config));
+        let (sandbox, sandbox_notices) = setup::sandbox(&self.env, &config.cwd, &settings);
+        config.sandbox = Arc::new(sandbox);
+        notices.extend(sandbox_notices);
         let client = lock(&self.client).clone();
         config.files = Arc::new(EditorFiles::new(
             connection.clone(),

@@ -1,0 +1,93 @@
+//! Commands under Landlock, where bubblewrap is missing: the process sets `no_new_privs`
+//! and restricts itself just before it runs the shell. Reading is allowed everywhere;
+//! writing only beneath the writable directories (and `/dev`); TCP connections only to the
+//! allowed ports (from Landlock ABI 4); signals and abstract Unix sockets only within the
+//! sandbox (from ABI 6). Landlock only grants access beneath a directory and cannot take it
+//! back for a path below, so the protected paths inside the project are not read-only
+//! here, and a process that leaves its process group is not stopped with the command;
+//! bubblewrap covers both.
+
+use std::path::Path;
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, NetPort, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
+    path_beneath_rules,
+};
+use tokio::process::Command;
+
+use crate::SandboxError;
+use crate::policy::{Network, Policy};
+
+/// The newest Landlock ABI this code asks for; older kernels get what they support.
+const WANTED_ABI: ABI = ABI::V6;
+
+/// The Landlock ABI version the running kernel supports (0: none).
+pub fn kernel_abi() -> i32 {
+    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+    // SAFETY: with a null attribute, size 0 and the VERSION flag the call only returns the
+    // ABI version (or fails); it touches no memory.
+    #[allow(unsafe_code)]
+    let version = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    i32::try_from(version).unwrap_or(0).max(0)
+}
+
+/// Makes `command` restrict itself under `policy` between fork and exec. The ruleset is
+/// built here, before the fork, so the child only makes the two system calls.
+pub(crate) fn confine(command: &mut Command, policy: &Policy) -> Result<(), SandboxError> {
+    let error = |source: landlock::RulesetError| SandboxError::Landlock(source.to_string());
+    let all = AccessFs::from_all(WANTED_ABI);
+    let mut ruleset = Ruleset::default().handle_access(all).map_err(error)?;
+    if policy.network != Network::All {
+        ruleset = ruleset
+            .handle_access(AccessNet::ConnectTcp)
+            .map_err(error)?;
+    }
+    let ruleset = ruleset
+        .scope(Scope::Signal | Scope::AbstractUnixSocket)
+        .map_err(error)?;
+    let mut created = ruleset
+        .create()
+        .map_err(error)?
+        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(WANTED_ABI)))
+        .map_err(error)?
+        .add_rules(path_beneath_rules(
+            policy
+                .writable
+                .iter()
+                .map(|dir| dir.as_path())
+                .chain([Path::new("/dev")]),
+            all,
+        ))
+        .map_err(error)?;
+    if let Network::TcpPorts(ports) = &policy.network {
+        for port in ports {
+            created = created
+                .add_rule(NetPort::new(*port, AccessNet::ConnectTcp))
+                .map_err(error)?;
+        }
+    }
+    let mut ruleset = Some(created);
+    let restrict = move || -> std::io::Result<()> {
+        if let Some(ruleset) = ruleset.take() {
+            ruleset
+                .restrict_self()
+                .map_err(|error| std::io::Error::other(error.to_string()))?;
+        }
+        Ok(())
+    };
+    // SAFETY: the closure runs in the child between fork and exec; it only calls prctl and
+    // landlock_restrict_self on a ruleset built before the fork (an error allocates its
+    // message, which only happens when exec would be refused anyway).
+    #[allow(unsafe_code)]
+    unsafe {
+        command.pre_exec(restrict);
+    }
+    Ok(())
+}

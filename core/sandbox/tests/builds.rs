@@ -1,0 +1,126 @@
+//! Real projects build and test inside the sandbox: a Rust crate with `cargo test`, a
+//! Python package with `unittest`, and an npm package with `npm test`, all with the
+//! project's own caches and outputs under the project.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use larik_sandbox::{Network, Policy, Sandbox};
+
+fn bwrap() -> PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("bwrap"))
+        .find(|candidate| candidate.is_file())
+        .expect("bubblewrap is not installed: run tests/run, or apt-get install bubblewrap")
+}
+
+fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().canonicalize().expect("canonical");
+    for (name, text) in files {
+        let path = root.join(name);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+    (dir, root)
+}
+
+/// The sandboxes to build in: bubblewrap always, Landlock where the kernel has it.
+fn sandboxes(root: &Path) -> Vec<Sandbox> {
+    let policy = Policy::new(root, &[std::env::temp_dir()], &[], Network::Off);
+    let mut all = vec![Sandbox::bubblewrap(bwrap(), policy.clone())];
+    all.extend(Sandbox::landlock(policy));
+    all
+}
+
+/// Runs `script` sandboxed in `root` with the variables cargo sets for this test removed,
+/// so the inner cargo builds the inner project where it lives.
+async fn run(sandbox: &Sandbox, script: &str, root: &Path) -> (bool, String) {
+    let mut command = sandbox.shell_command(script, root).expect("a command");
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("CARGO")
+            || key == "RUSTFLAGS"
+            || key == "PYTHONDONTWRITEBYTECODE"
+        {
+            command.env_remove(key);
+        }
+    }
+    command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let output = tokio::time::timeout(Duration::from_secs(300), command.output())
+        .await
+        .expect("the build ends")
+        .expect("the build runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), text)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rust_crate_builds_and_tests() {
+    let (_dir, root) = project(&[
+        (
+            "Cargo.toml",
+            "[package]\nname = \"probe\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+        ),
+        (
+            "src/lib.rs",
+            "pub fn double(x: i32) -> i32 { x * 2 }\n\n#[test]\nfn doubles() { assert_eq!(double(21), 42); }\n",
+        ),
+    ]);
+    for sandbox in sandboxes(&root) {
+        let (ok, text) = run(&sandbox, "cargo test --offline 2>&1", &root).await;
+        assert!(ok, "{:?}: {text}", sandbox.kind());
+        assert!(text.contains("test doubles ... ok"), "{text}");
+        assert!(root.join("target").is_dir());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_package_tests() {
+    let (_dir, root) = project(&[
+        ("shapes/__init__.py", "def area(w, h):\n    return w * h\n"),
+        (
+            "tests/test_shapes.py",
+            "import unittest\nimport shapes\n\nclass Area(unittest.TestCase):\n    def test_area(self):\n        self.assertEqual(shapes.area(2, 3), 6)\n",
+        ),
+        ("tests/__init__.py", ""),
+    ]);
+    for sandbox in sandboxes(&root) {
+        let (ok, text) = run(&sandbox, "python3 -m unittest -v 2>&1", &root).await;
+        assert!(ok, "{:?}: {text}", sandbox.kind());
+        assert!(text.contains("test_area") && text.contains("OK"), "{text}");
+        assert!(
+            root.join("shapes/__pycache__").is_dir(),
+            "bytecode cached in the project"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_npm_package_tests() {
+    let (_dir, root) = project(&[
+        (
+            "package.json",
+            "{\"name\": \"probe\", \"version\": \"1.0.0\", \"scripts\": {\"test\": \"node test.js\"}}\n",
+        ),
+        (
+            "test.js",
+            "const assert = require('assert');\nassert.strictEqual(6 * 7, 42);\nrequire('fs').writeFileSync('result.txt', 'passed');\nconsole.log('all passed');\n",
+        ),
+    ]);
+    for sandbox in sandboxes(&root) {
+        let (ok, text) = run(&sandbox, "npm test 2>&1", &root).await;
+        assert!(ok, "{:?}: {text}", sandbox.kind());
+        assert!(text.contains("all passed"), "{text}");
+        assert_eq!(
+            std::fs::read_to_string(root.join("result.txt")).expect("written"),
+            "passed"
+        );
+    }
+}
