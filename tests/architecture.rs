@@ -79,6 +79,7 @@ fn dependencies_point_one_way() {
                 "larik-sandbox",
                 "larik-session",
                 "larik-permissions",
+                "larik-checkpoints",
             ][..],
         ),
     ]);

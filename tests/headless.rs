@@ -14,6 +14,8 @@ use tokio::process::Command;
 mod config;
 #[path = "headless_cases/sandbox.rs"]
 mod sandbox;
+#[path = "headless_cases/undo.rs"]
+mod undo;
 
 /// A project directory, a data directory and a fake model server for one test.
 struct Harness {

@@ -35,8 +35,19 @@ use session::Command;
 pub async fn run(options: AgentOptions) -> anyhow::Result<ExitCode> {
     let env = setup::environment();
     setup::check_options(&options, &env)?;
-    // Sessions start when the editor asks; have the root certificates ready by then.
+    // Sessions start when the editor asks; have the root certificates ready by then, and
+    // old checkpoints gone.
     std::thread::spawn(larik_providers::prepare_tls);
+    {
+        let env = env.clone();
+        std::thread::spawn(move || {
+            let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
+            let (settings, _) = setup::project_settings(&env, &cwd);
+            for warning in setup::prune_checkpoints(&env, &settings) {
+                eprintln!("larik: warning: {warning}");
+            }
+        });
+    }
     let server = Arc::new(Server::new(options, env)?);
     let result = serve(Arc::clone(&server)).await;
     server.close_all().await;

@@ -65,7 +65,13 @@ pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
     setup::attach_language_servers(&args.agent, &mut prepared.config, servers.as_ref());
     let started = Instant::now();
     let mut agent = larik_agent::spawn(prepared.config, prepared.session)?;
-    agent.ops.send(Op::user_text(prompt))?;
+    // `/undo` (with -c or --resume) puts back the files of the session's last turn that
+    // changed any, instead of asking the model.
+    if prompt.trim() == "/undo" {
+        agent.ops.send(Op::Undo)?;
+    } else {
+        agent.ops.send(Op::user_text(prompt))?;
+    }
 
     let mut printer = Printer::new(args.output_format, args.verbose);
     let mut signals = Signals::new()?;
@@ -83,7 +89,7 @@ pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
             }
         };
         let Some(event) = event else { break };
-        if let Event::TurnComplete { .. } = &event {
+        if let Event::TurnComplete { .. } | Event::Undone { .. } = &event {
             let _ = agent.ops.send(Op::Shutdown);
         }
         if !printer.event(event) {
@@ -201,6 +207,26 @@ impl Printer {
                     eprintln!("larik: error: {message}");
                 }
                 self.errors.push(message);
+            }
+            Event::Undone {
+                turn,
+                restored,
+                deleted,
+                failed,
+            } => {
+                let summary = crate::undo::summary(turn.as_deref(), &restored, &deleted, &failed);
+                if !failed.is_empty() {
+                    if to_stderr {
+                        eprintln!("larik: error: {summary}");
+                    }
+                    self.errors.push(summary.clone());
+                }
+                self.outcome = Some(Outcome {
+                    stop_reason: StopReason::EndTurn,
+                    num_requests: 0,
+                    last_message: summary,
+                    usage: Usage::default(),
+                });
             }
             Event::TurnComplete {
                 stop_reason,

@@ -8,6 +8,7 @@ mod cli;
 mod headless;
 mod sessions;
 mod setup;
+mod undo;
 
 use std::process::ExitCode;
 

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, anyhow, bail};
-use larik_agent::{AgentConfig, SessionState};
+use larik_agent::{AgentConfig, RuleStore, SessionState};
+use larik_checkpoints::CheckpointStore;
 use larik_config::{Environment, LspSettings, Settings};
 use larik_lsp::{
     DiagnosticsWait, LanguageServers, ManagerConfig, ServerFeedback, ServerSpec, Timeouts,
@@ -15,6 +16,7 @@ use larik_protocol::{Message, PermissionMode};
 use larik_providers::{Endpoint, PROVIDERS, split_model_name};
 use larik_sandbox::{Sandbox, SandboxOptions};
 use larik_session::{LoadedSession, SessionMeta, SessionStore};
+use std::time::SystemTime;
 
 use crate::cli::{AgentOptions, Cli, split_rules};
 
@@ -71,6 +73,7 @@ pub fn prepare(args: &Cli, env: &Environment, cwd: PathBuf) -> anyhow::Result<Pr
     let (sandbox, notices) = sandbox(env, &cwd, &settings);
     config.sandbox = Arc::new(sandbox);
     warnings.extend(notices);
+    warnings.extend(prune_checkpoints(env, &settings));
 
     let mut rewound_prompt = None;
     let session = match previous {
@@ -88,6 +91,7 @@ pub fn prepare(args: &Cli, env: &Environment, cwd: PathBuf) -> anyhow::Result<Pr
                     writer,
                     messages: loaded.messages,
                     usage: Default::default(),
+                    pending_notes: Vec::new(),
                 }
             } else if let Some(prompt_number) = args.rewind {
                 let (writer, prompt) = store.rewind(&loaded, prompt_number)?;
@@ -97,6 +101,7 @@ pub fn prepare(args: &Cli, env: &Environment, cwd: PathBuf) -> anyhow::Result<Pr
                     writer,
                     messages: loaded.messages[..keep].to_vec(),
                     usage: Default::default(),
+                    pending_notes: Vec::new(),
                 }
             } else {
                 let writer = store.resume(&loaded)?;
@@ -104,11 +109,13 @@ pub fn prepare(args: &Cli, env: &Environment, cwd: PathBuf) -> anyhow::Result<Pr
                     writer,
                     messages: loaded.messages,
                     usage: loaded.usage,
+                    pending_notes: loaded.pending_notes,
                 }
             }
         }
     };
 
+    config.checkpoints = Some(checkpoints(env, &config.cwd, session.writer.id())?);
     Ok(Prepared {
         config,
         session,
@@ -179,6 +186,66 @@ pub fn sandbox(env: &Environment, cwd: &Path, settings: &Settings) -> (Sandbox, 
     (sandbox, notices)
 }
 
+/// "Always" answers kept in the user's personal settings for the project (see
+/// `larik_config::persist_allow_rule`).
+struct PersonalRules {
+    config_dir: PathBuf,
+    project_root: PathBuf,
+}
+
+impl RuleStore for PersonalRules {
+    fn keep(&self, rule: &str, allow: bool) -> Result<(), String> {
+        let kept = if allow {
+            larik_config::persist_allow_rule(&self.config_dir, &self.project_root, rule)
+        } else {
+            larik_config::persist_deny_rule(&self.config_dir, &self.project_root, rule)
+        };
+        kept.map(drop).map_err(|error| error.to_string())
+    }
+}
+
+/// Where "always" answers for the project `cwd` belongs to are kept: the personal
+/// project settings file, when there is a config directory.
+pub fn rule_store(env: &Environment, cwd: &Path) -> Option<Arc<dyn RuleStore>> {
+    let config_dir = env.config_dir()?;
+    Some(Arc::new(PersonalRules {
+        config_dir,
+        project_root: larik_config::project_root(cwd),
+    }))
+}
+
+/// The checkpoint store of a session, for `/undo`: `<data dir>/checkpoints/<session id>/`,
+/// confined to the project `cwd` belongs to.
+pub fn checkpoints(
+    env: &Environment,
+    cwd: &Path,
+    session_id: &str,
+) -> anyhow::Result<Arc<CheckpointStore>> {
+    let dir = env.data_dir()?.join("checkpoints").join(session_id);
+    let store = CheckpointStore::open(dir, larik_config::project_root(cwd))
+        .context("cannot open the session's checkpoints")?;
+    Ok(Arc::new(store))
+}
+
+/// Deletes the checkpoints of sessions older than `checkpoint_retention_days` (7 by
+/// default; negative keeps them forever). Returns a warning for what could not be deleted.
+pub fn prune_checkpoints(env: &Environment, settings: &Settings) -> Vec<String> {
+    let Ok(data_dir) = env.data_dir() else {
+        return Vec::new();
+    };
+    let days = settings.checkpoint_retention_days.unwrap_or(7);
+    match larik_checkpoints::prune(&data_dir.join("checkpoints"), days, SystemTime::now()) {
+        Ok(report) => report
+            .failed
+            .iter()
+            .map(|(path, why)| {
+                format!("could not delete old checkpoints {}: {why}", path.display())
+            })
+            .collect(),
+        Err(error) => vec![format!("could not prune old checkpoints: {error}")],
+    }
+}
+
 /// The directories of `PATH`.
 fn path_dirs(env: &Environment) -> Vec<PathBuf> {
     env.get("PATH")
@@ -236,6 +303,7 @@ pub fn agent_config(
     let mut config = AgentConfig::new(cwd, model);
     config.home = env.home();
     config.user_config_dir = env.config_dir();
+    config.rule_store = rule_store(env, &config.cwd);
     config.endpoints = PROVIDERS
         .iter()
         .map(|provider| {
@@ -430,6 +498,7 @@ pub fn new_session(
         })?,
         messages: Vec::new(),
         usage: Default::default(),
+        pending_notes: Vec::new(),
     })
 }
 

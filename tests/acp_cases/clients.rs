@@ -251,6 +251,19 @@ async fn typescript_sdk_reads_unsaved_buffers_and_always_allow_sticks() {
         "pub fn greet() -> &'static str {\n    \"second\"\n}\n"
     );
     assert_eq!(log.requests("fs/write_text_file").len(), 2);
+    // The answer outlives the session: it is kept in the user's settings for the project.
+    let personal = larik_config::personal_project_file(
+        &harness.data.path().join(".config/larik"),
+        &harness.cwd(),
+    );
+    let kept: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&personal).expect("personal settings"))
+            .expect("JSON");
+    assert_eq!(
+        kept["permissions"]["allow"],
+        json!(["Edit(src/lib.rs)"]),
+        "{kept}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

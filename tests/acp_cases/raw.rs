@@ -490,3 +490,44 @@ async fn configuration_notices_come_with_the_first_prompt() {
 fn prompt_params(session_id: &Value, text: &str) -> Value {
     json!({"sessionId": session_id, "prompt": [{"type": "text", "text": text}]})
 }
+
+/// `/undo` as a slash command: the file a turn created is gone again, and the answer says
+/// what was put back.
+#[tokio::test(flavor = "multi_thread")]
+async fn undo_as_a_slash_command_puts_back_the_last_turns_files() {
+    let harness = Harness::new().await;
+    let mut raw = harness.raw();
+    let created = raw.open_session(&harness).await;
+    let session_id = created["result"]["sessionId"].clone();
+    let set = raw
+        .request(
+            "session/set_mode",
+            json!({"sessionId": session_id, "modeId": "acceptEdits"}),
+        )
+        .await;
+    assert!(set.get("result").is_some(), "{set}");
+    harness.server.enqueue(one_call(
+        "w1",
+        "write",
+        json!({"file_path": harness.path("notes.txt"), "content": "hello\n"}),
+    ));
+    harness.server.enqueue(answer("written"));
+    raw.request_collecting("session/prompt", prompt_params(&session_id, "write notes"))
+        .await;
+    assert!(harness.cwd().join("notes.txt").exists());
+
+    let undone = raw
+        .request_collecting("session/prompt", prompt_params(&session_id, "/undo"))
+        .await;
+    let text = chunks_text(&undone);
+    assert!(
+        text.contains("Undid the last turn's file changes: deleted notes.txt"),
+        "{text}"
+    );
+    assert_eq!(
+        undone.last().expect("an answer")["result"]["stopReason"],
+        "end_turn"
+    );
+    assert!(!harness.cwd().join("notes.txt").exists());
+    raw.finish().await;
+}

@@ -51,6 +51,7 @@ impl Runner {
             })),
             files: Arc::clone(&self.config.files),
             feedback: self.config.feedback.clone(),
+            checkpoint: self.checkpoint.clone(),
         };
         let calls: Vec<Call<'_>> = calls
             .iter()
@@ -269,6 +270,15 @@ impl Runner {
                 self.events.emit(Event::Notice {
                     message: format!("could not remember the rule `{rule}`: {error}"),
                 });
+            } else if let Some(store) = &self.config.rule_store {
+                let allow = decision == PermissionDecision::AllowAlways;
+                if let Err(error) = store.keep(rule, allow) {
+                    self.events.emit(Event::Notice {
+                        message: format!(
+                            "the rule `{rule}` holds for this session but could not be saved: {error}"
+                        ),
+                    });
+                }
             }
         }
         match decision {

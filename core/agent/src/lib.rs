@@ -14,6 +14,7 @@ mod instructions;
 mod prompt;
 mod runner;
 mod turn;
+mod undo;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -81,6 +82,12 @@ pub struct AgentConfig {
     pub files: Arc<dyn FileAccess>,
     /// What checks a file after an edit (the language servers); `None` checks nothing.
     pub feedback: Option<Arc<dyn larik_tools::EditFeedback>>,
+    /// Where "always" answers are kept beyond the session (the user's personal project
+    /// settings); `None` keeps them for the session only.
+    pub rule_store: Option<Arc<dyn RuleStore>>,
+    /// Where each turn saves files before changing them, for `/undo`; `None` keeps no
+    /// checkpoints.
+    pub checkpoints: Option<Arc<larik_checkpoints::CheckpointStore>>,
 }
 
 impl AgentConfig {
@@ -106,8 +113,17 @@ impl AgentConfig {
             user_config_dir: None,
             files: Arc::new(DiskFiles),
             feedback: None,
+            checkpoints: None,
+            rule_store: None,
         }
     }
+}
+
+/// Keeps the rules of "always allow" and "always reject" answers for later sessions.
+pub trait RuleStore: Send + Sync {
+    /// Keeps `rule` as an allow rule (`allow`) or a deny rule; an error says why it could
+    /// not (the rule still holds for this session).
+    fn keep(&self, rule: &str, allow: bool) -> Result<(), String>;
 }
 
 /// The session an agent writes to, and what it already holds.
@@ -118,6 +134,9 @@ pub struct SessionState {
     pub messages: Vec<Message>,
     /// Usage of this session (branch) so far.
     pub usage: Usage,
+    /// Notes for the model not yet delivered (written after the last prompt, e.g. by an
+    /// `/undo` in an earlier run); they go with the next prompt.
+    pub pending_notes: Vec<String>,
 }
 
 /// Errors starting an agent.

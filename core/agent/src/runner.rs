@@ -87,6 +87,10 @@ pub(crate) struct Runner {
     pub(crate) next_request_id: u64,
     /// Which files the model has read, so edits to unread or changed files are refused.
     pub(crate) reads: Arc<larik_tools::ReadTracker>,
+    /// The running turn's checkpoint, handed to the file tools.
+    pub(crate) checkpoint: Option<Arc<dyn larik_tools::Checkpoint>>,
+    /// What the model must hear with the next prompt (files an `/undo` put back).
+    pub(crate) notes_for_model: Vec<String>,
 }
 
 impl Runner {
@@ -128,6 +132,8 @@ impl Runner {
             events: EventSink(events),
             next_request_id: 0,
             reads: Arc::default(),
+            checkpoint: None,
+            notes_for_model: session.pending_notes,
             config,
         })
     }
@@ -180,6 +186,7 @@ impl Runner {
                     self.config.reasoning = effort;
                     self.events.emit(Event::ReasoningChanged { effort });
                 }
+                Op::Undo => self.undo(),
                 Op::Interrupt => {}
                 Op::PermissionReply { request_id, .. } => self.events.emit(Event::Notice {
                     message: format!(
@@ -247,6 +254,14 @@ impl Runner {
             self.report_session_error(error);
         }
         self.transcript.push(message);
+    }
+
+    /// Keeps a note for the next prompt in the session file, so a later run delivers it
+    /// too.
+    pub(crate) fn record_note(&mut self, note: &str) {
+        if let Err(error) = self.session.append_note(note) {
+            self.report_session_error(error);
+        }
     }
 
     /// Replaces the conversation with `summary`, in the file and in memory, and returns how

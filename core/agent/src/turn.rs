@@ -32,12 +32,18 @@ pub(crate) enum Deltas {
 impl Runner {
     pub(crate) async fn run_turn(&mut self, content: Vec<UserContent>, cancel: CancellationToken) {
         self.turn_number += 1;
+        self.checkpoint = self.turn_checkpoint();
         self.events.emit(Event::TurnStarted {
             turn: self.turn_number,
         });
+        let notes = std::mem::take(&mut self.notes_for_model)
+            .into_iter()
+            .map(|note| Block::Text {
+                text: format!("<note from=\"larik\">{note}</note>"),
+            });
         self.record(Message {
             role: Role::User,
-            content: content.into_iter().map(user_block).collect(),
+            content: notes.chain(content.into_iter().map(user_block)).collect(),
             model: None,
         });
 

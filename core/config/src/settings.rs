@@ -125,6 +125,9 @@ pub struct Settings {
     pub sandbox: SandboxSettings,
     /// `lsp`.
     pub lsp: LspSettings,
+    /// `checkpoint_retention_days`: how long `/undo` checkpoints are kept (Larik's default
+    /// is 7; a negative number keeps them forever).
+    pub checkpoint_retention_days: Option<i64>,
 }
 
 /// The merged settings, the notices for the user, and the files that were read.
@@ -208,6 +211,10 @@ impl Layer<'_> {
                         settings.model = Some(model);
                     }
                 }
+                "checkpoint_retention_days" => match value.as_i64() {
+                    Some(days) => settings.checkpoint_retention_days = Some(days),
+                    None => self.wrong_type("checkpoint_retention_days", "a whole number", value),
+                },
                 "permissions" => self.permissions(value, &mut settings.permissions),
                 "sandbox" => self.sandbox(value, &mut settings.sandbox),
                 "lsp" => self.lsp(value, &mut settings.lsp),

@@ -222,6 +222,18 @@ pub enum Event {
         /// The new model.
         model: String,
     },
+    /// The answer to [`crate::Op::Undo`]. Paths are relative to the project root.
+    Undone {
+        /// The turn whose changes were undone; `None` when there was nothing to undo.
+        turn: Option<String>,
+        /// Files written back as they were.
+        restored: Vec<String>,
+        /// Files the turn had created, deleted again.
+        deleted: Vec<String>,
+        /// Files that could not be restored, each with why; the checkpoint is kept, so
+        /// `/undo` can be tried again.
+        failed: Vec<String>,
+    },
     /// Something the user should know that is not an error, e.g. a retry.
     Notice {
         /// The message.

@@ -100,6 +100,11 @@ pub enum Op {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         instructions: Option<String>,
     },
+    /// Undo the file changes of the most recent turn that changed files (`/undo`): the
+    /// files come back as they were before it, files it created are deleted, and the model
+    /// is told with the next prompt. Queued behind a running turn; answered with
+    /// [`crate::Event::Undone`].
+    Undo,
     /// Stop the agent; a running turn is cancelled first, as by [`Op::Interrupt`].
     Shutdown,
 }

@@ -53,14 +53,28 @@ pub(crate) struct Entry {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub(crate) enum EntryBody {
-    Meta { meta: MetaRecord },
-    Message { message: Message },
-    Usage { usage: Usage, model: String },
-    Compaction { summary: String },
+    Meta {
+        meta: MetaRecord,
+    },
+    Message {
+        message: Message,
+    },
+    Usage {
+        usage: Usage,
+        model: String,
+    },
+    Compaction {
+        summary: String,
+    },
+    /// Something the model must hear with the next prompt (e.g. which files `/undo` put
+    /// back); delivered as part of that prompt's message.
+    Note {
+        text: String,
+    },
 }
 
 /// The entry types this version reads, to tell an unknown type from a malformed entry.
-pub(crate) const KNOWN_TYPES: [&str; 4] = ["meta", "message", "usage", "compaction"];
+pub(crate) const KNOWN_TYPES: [&str; 5] = ["meta", "message", "usage", "compaction", "note"];
 
 /// `n` random lowercase hex digits.
 ///

@@ -31,6 +31,8 @@ pub struct LoadedSession {
     /// Indexes into `messages` of the user's prompts, in order. A compaction summary is not
     /// a prompt the user typed, so it is not listed.
     pub prompt_indexes: Vec<usize>,
+    /// Notes written after the last prompt, not yet delivered to the model.
+    pub pending_notes: Vec<String>,
     /// The summary of the last compaction, when `messages[0]` holds one.
     pub(crate) compaction: Option<String>,
     /// The id of the last entry read, the parent of the next one appended.
@@ -56,6 +58,7 @@ pub(crate) fn load(path: &Path) -> Result<LoadedSession, SessionError> {
     let mut meta = None;
     let mut messages = Vec::new();
     let mut compaction = None;
+    let mut pending_notes = Vec::new();
     let mut usage = Usage::default();
     let mut warnings = Vec::new();
     let mut last_entry = None;
@@ -80,7 +83,14 @@ pub(crate) fn load(path: &Path) -> Result<LoadedSession, SessionError> {
                     warnings.push(format!("line {number}: second meta entry, ignored"));
                 }
             }
-            EntryBody::Message { message } => messages.push(message),
+            EntryBody::Message { message } => {
+                if message.is_prompt() {
+                    // The prompt carried the notes written before it.
+                    pending_notes.clear();
+                }
+                messages.push(message);
+            }
+            EntryBody::Note { text } => pending_notes.push(text),
             EntryBody::Usage { usage: used, .. } => usage.add(&used),
             EntryBody::Compaction { summary } => {
                 messages.clear();
@@ -108,6 +118,7 @@ pub(crate) fn load(path: &Path) -> Result<LoadedSession, SessionError> {
         usage,
         warnings,
         prompt_indexes,
+        pending_notes,
         compaction,
         last_entry,
     })

@@ -66,6 +66,14 @@ impl SessionWriter {
         })
     }
 
+    /// Appends a note for the model, to be delivered with the next prompt (which then
+    /// holds it, so a later load no longer counts it as pending).
+    pub fn append_note(&mut self, text: &str) -> Result<(), SessionError> {
+        self.append(EntryBody::Note {
+            text: text.to_owned(),
+        })
+    }
+
     /// Appends the meta entry that starts a new file.
     pub(crate) fn append_meta(&mut self, meta: &SessionMeta) -> Result<(), SessionError> {
         self.append(EntryBody::Meta {

@@ -39,6 +39,8 @@ struct BashInput {
     timeout: Option<u64>,
     #[serde(default = "sandbox_by_default")]
     sandbox: bool,
+    #[serde(default)]
+    checkpoint_paths: Vec<String>,
 }
 
 fn sandbox_by_default() -> bool {
@@ -69,9 +71,9 @@ impl Tool for BashTool {
         "Runs a command with bash and returns its output (standard output and standard error \
          interleaved) and exit code. Every call starts in the project directory: a `cd` does \
          not carry over to the next call, so chain commands (`cd sub && make`) or use paths. \
-         Background processes (`cmd &`) keep running after the command returns, until Larik \
-         exits; redirect their output and note their PID to stop them earlier \
-         (`cmd > log 2>&1 & echo $!`). Output past the limit keeps its start and end. \
+         Outside the sandbox, background processes (`cmd &`) keep running after the command \
+         returns, until Larik exits; redirect their output and note their PID to stop them \
+         earlier (`cmd > log 2>&1 & echo $!`). Output past the limit keeps its start and end. \
          `timeout` is in milliseconds (default 2 minutes, at most 10). Give a short \
          `description` of what the command does. Prefer read, grep, glob and edit over cat, \
          grep, find and sed. Commands run in a sandbox where one is available: they may \
@@ -79,7 +81,8 @@ impl Tool for BashTool {
          the agents' settings stay read-only), have no network, and whatever they start \
          ends with them; such commands run without asking. Set `sandbox` to false only when \
          a command cannot work inside (it needs the network, or writes elsewhere); the user \
-         is then asked."
+         is then asked. List in `checkpoint_paths` the project files a command will change \
+         (a formatter, a code generator) so that `/undo` can restore them."
     }
 
     fn input_schema(&self) -> Value {
@@ -89,7 +92,8 @@ impl Tool for BashTool {
                 "command": {"type": "string", "description": "The command line to run"},
                 "timeout": {"type": "integer", "minimum": 1, "description": "Timeout in milliseconds"},
                 "description": {"type": "string", "description": "What the command does, in a few words"},
-                "sandbox": {"type": "boolean", "default": true, "description": "Run inside the sandbox (the default); false runs it outside, after the user approves"}
+                "sandbox": {"type": "boolean", "default": true, "description": "Run inside the sandbox (the default); false runs it outside, after the user approves"},
+                "checkpoint_paths": {"type": "array", "items": {"type": "string"}, "description": "Project files the command will change, saved first so /undo can restore them"}
             },
             "required": ["command"],
             "additionalProperties": false
@@ -142,6 +146,13 @@ impl Tool for BashTool {
             .filter(|&ms| ms > 0)
             .unwrap_or(ctx.limits.bash_timeout_ms)
             .min(ctx.limits.bash_max_timeout_ms);
+        for path in &input.checkpoint_paths {
+            if let Err(message) = ctx.before_change(&crate::paths::resolve(&ctx.cwd, path)) {
+                return ToolOutput::error(
+                    message.replace("Nothing was written", "The command did not run"),
+                );
+            }
+        }
         let sandboxed = ctx.sandbox.is_enforcing() && input.sandbox;
         run_command(&input.command, timeout_ms, sandboxed, ctx).await
     }

@@ -14,6 +14,7 @@
 
 mod bash;
 mod change;
+mod checkpoint;
 mod edit;
 mod feedback;
 mod files;
@@ -39,6 +40,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use bash::BashTool;
+pub use checkpoint::Checkpoint;
 pub use edit::EditTool;
 pub use feedback::EditFeedback;
 pub use files::{DiskFiles, FileAccess};
@@ -101,6 +103,25 @@ pub struct ToolContext {
     pub files: Arc<dyn FileAccess>,
     /// What checks a file after an edit (language servers); `None` checks nothing.
     pub feedback: Option<Arc<dyn EditFeedback>>,
+    /// What saves a file before a tool changes it, so the turn can be undone; `None`
+    /// saves nothing.
+    pub checkpoint: Option<Arc<dyn Checkpoint>>,
+}
+
+impl ToolContext {
+    /// Saves `path` before it changes (see [`Checkpoint`]); `Err` carries the message for
+    /// the model when it could not be saved.
+    pub fn before_change(&self, path: &Path) -> Result<(), String> {
+        match &self.checkpoint {
+            Some(checkpoint) => checkpoint.before_change(path).map_err(|reason| {
+                format!(
+                    "Nothing was written: {} could not be saved for undo first ({reason}).",
+                    path.display()
+                )
+            }),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Decides which files and directories a search must not show the model, e.g. those a

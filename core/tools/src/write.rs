@@ -148,6 +148,9 @@ pub(crate) async fn commit(
     message: String,
     ctx: &ToolContext,
 ) -> ToolOutput {
+    if let Err(message) = ctx.before_change(&planned.path) {
+        return ToolOutput::error(message);
+    }
     match planned.commit(ctx.files.as_ref(), shown).await {
         Ok(()) => {
             ctx.reads.record_current(&planned.path);

@@ -19,6 +19,8 @@ pub enum SlashCommand {
     Mode(Option<String>),
     /// `/cost`.
     Cost,
+    /// `/undo`.
+    Undo,
 }
 
 /// The slash command a prompt starts with, when its text is one of ours. Anything else
@@ -39,6 +41,7 @@ pub fn slash_command(prompt: &[ContentBlock]) -> Option<SlashCommand> {
         "model" => SlashCommand::Model(argument),
         "mode" => SlashCommand::Mode(argument),
         "cost" => SlashCommand::Cost,
+        "undo" => SlashCommand::Undo,
         _ => return None,
     })
 }
@@ -129,6 +132,7 @@ mod tests {
             Some(SlashCommand::Mode(Some("plan".into())))
         );
         assert_eq!(slash_command(&[text("/cost")]), Some(SlashCommand::Cost));
+        assert_eq!(slash_command(&[text("/undo")]), Some(SlashCommand::Undo));
         assert_eq!(slash_command(&[text("/unknown thing")]), None);
         assert_eq!(slash_command(&[text("explain /compact")]), None);
         assert_eq!(slash_command(&[text("/compact"), text("more")]), None);

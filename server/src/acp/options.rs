@@ -190,6 +190,10 @@ pub fn commands() -> Vec<AvailableCommand> {
             "default | acceptEdits | plan | bypassPermissions (optional)",
         ),
         AvailableCommand::new("cost", "Show the tokens and cost of this session"),
+        AvailableCommand::new(
+            "undo",
+            "Put back the files the last turn that changed files changed",
+        ),
     ]
 }
 

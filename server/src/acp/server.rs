@@ -350,6 +350,7 @@ impl Server {
                     writer,
                     messages: loaded.messages,
                     usage: loaded.usage,
+                    pending_notes: loaded.pending_notes,
                 };
                 // Started before the replay, so a session that cannot run fails before the
                 // editor shows its history; its events wait until the session task reads them.
@@ -390,6 +391,9 @@ impl Server {
         let (sandbox, sandbox_notices) = setup::sandbox(&self.env, &config.cwd, &settings);
         config.sandbox = Arc::new(sandbox);
         notices.extend(sandbox_notices);
+        config.checkpoints = Some(
+            setup::checkpoints(&self.env, &config.cwd, session.writer.id()).map_err(internal)?,
+        );
         let client = lock(&self.client).clone();
         config.files = Arc::new(EditorFiles::new(
             connection.clone(),
@@ -560,6 +564,7 @@ impl Server {
                 Work::SwitchMode(setup::parse_mode(&name).map_err(invalid_params_of)?)
             }
             Some(SlashCommand::Cost) => Work::Reply(LocalReply::Cost),
+            Some(SlashCommand::Undo) => Work::Undo,
             None => Work::Turn(user_content(request.prompt.clone()).map_err(invalid_params_of)?),
         };
         Ok((commands, work))

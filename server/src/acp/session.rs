@@ -42,6 +42,8 @@ pub enum Work {
     SwitchModel(String),
     /// `/mode NAME`.
     SwitchMode(PermissionMode),
+    /// `/undo`: ends when the agent reports what it put back.
+    Undo,
     /// A reply Larik gives itself (`/cost`, `/model` without a name), computed when the
     /// prompt's turn comes.
     Reply(LocalReply),
@@ -163,6 +165,7 @@ struct Running {
 enum Until {
     TurnComplete,
     ModelSwitched,
+    Undone,
 }
 
 struct SessionTask {
@@ -343,6 +346,10 @@ impl SessionTask {
                     let _ = self.ops.send(Op::Compact { instructions });
                     Until::TurnComplete
                 }
+                Work::Undo => {
+                    let _ = self.ops.send(Op::Undo);
+                    Until::Undone
+                }
                 Work::SwitchModel(model) => {
                     self.switches.push_back(SwitchOrigin::Prompt);
                     let _ = self.ops.send(Op::SetModel { model });
@@ -519,6 +526,19 @@ impl SessionTask {
                 return;
             }
             Event::Error { message, .. } => self.last_error = Some(message.clone()),
+            Event::Undone {
+                turn,
+                restored,
+                deleted,
+                failed,
+            } => {
+                if self.running_until(Until::Undone) {
+                    let summary = crate::undo::summary(turn.as_deref(), restored, deleted, failed);
+                    self.notify(agent_text(summary));
+                    self.finish(StopReason::EndTurn);
+                }
+                return;
+            }
             Event::TurnComplete { stop_reason, .. } => {
                 self.pending_permissions.clear();
                 if self.running_until(Until::TurnComplete) {

@@ -58,6 +58,7 @@ pub fn spawn(config: AgentConfig, writer: SessionWriter, history: Vec<Message>) 
             writer,
             messages: history,
             usage: Default::default(),
+            pending_notes: Vec::new(),
         },
     )
     .expect("agent starts")

@@ -312,6 +312,10 @@ async fn write(
     ctx: &ToolContext,
     changes: &mut Vec<FileChange>,
 ) -> Result<(), String> {
+    // Every file is saved for undo before any is written.
+    for file in edited {
+        ctx.before_change(&file.path)?;
+    }
     for file in edited {
         if let Err(error) = ctx.files.write_text(&file.path, &file.new_text).await {
             let shown = display(&ctx.cwd, &file.path);

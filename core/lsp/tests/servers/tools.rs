@@ -64,6 +64,7 @@ pub fn context(cwd: &Path) -> ToolContext {
         hidden: None,
         files: Arc::new(DiskFiles),
         feedback: None,
+        checkpoint: None,
     }
 }
 

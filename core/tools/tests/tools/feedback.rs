@@ -35,6 +35,7 @@ impl EditFeedback for Checker {
 fn checked_context(dir: &Path, checker: &Arc<Checker>) -> ToolContext {
     ToolContext {
         feedback: Some(Arc::clone(checker) as Arc<dyn EditFeedback>),
+        checkpoint: None,
         ..context(dir)
     }
 }

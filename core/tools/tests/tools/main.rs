@@ -41,6 +41,7 @@ pub fn context_with(dir: &Path, limits: ToolLimits) -> ToolContext {
         hidden: None,
         files: Arc::new(DiskFiles),
         feedback: None,
+        checkpoint: None,
     }
 }
 
