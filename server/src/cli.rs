@@ -95,6 +95,16 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// List the settings of this repository's shared files that wait for your approval, or
+    /// approve them (by key, or all) so that they count.
+    Approve {
+        /// The approval keys to approve, as listed (e.g. `.larik/settings.json#permissions.allow`).
+        #[arg(value_name = "KEY")]
+        keys: Vec<String>,
+        /// Approve every setting listed.
+        #[arg(long, conflicts_with = "keys")]
+        all: bool,
+    },
     /// Serve the Agent Client Protocol on stdin/stdout, for Zed and other ACP editors.
     Acp {
         /// Model, permissions and prompt settings for every session.

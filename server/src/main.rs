@@ -4,6 +4,7 @@
 //! module and speaks to the agent through the protocol crate's `Op` and `Event`.
 
 mod acp;
+mod approve;
 mod cli;
 mod headless;
 mod sessions;
@@ -32,6 +33,7 @@ fn try_main() -> anyhow::Result<ExitCode> {
         .build()?;
     match args.command {
         Some(cli::Command::Sessions { json }) => sessions::list(json),
+        Some(cli::Command::Approve { keys, all }) => approve::run(&keys, all),
         Some(cli::Command::Acp { agent }) => runtime.block_on(acp::run(agent)),
         None => runtime.block_on(headless::run(args)),
     }

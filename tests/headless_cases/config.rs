@@ -231,3 +231,47 @@ async fn the_personal_and_project_instruction_files_reach_the_system_prompt() {
     assert!(at_personal < at_project, "general first: {system}");
     assert!(system.contains("Answer in British English.") && system.contains("make check"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_approved_shared_setting_counts_until_the_file_changes_it() {
+    let harness = Harness::new().await;
+    harness.shared_settings(r#"{"permissions": {"allow": ["Bash(touch:*)"]}}"#);
+    let key = ".larik/settings.json#permissions.allow";
+
+    let listed = harness.run(&["approve"]).await;
+    assert!(listed.status.success(), "{}", stderr(&listed));
+    let text = String::from_utf8_lossy(&listed.stdout).to_string();
+    assert!(
+        text.contains(key) && text.contains("[\"Bash(touch:*)\"]"),
+        "{text}"
+    );
+    let refused = harness.run(&["approve", "no-such-key"]).await;
+    assert!(!refused.status.success());
+    let approved = harness.run(&["approve", key]).await;
+    assert!(approved.status.success(), "{}", stderr(&approved));
+
+    let touch = || turn().tool_call("t1", "bash", json!({"command": "touch made"}));
+    harness.server.enqueue(touch());
+    harness.server.enqueue(turn().text("done"));
+    let output = harness.run(&["-p", "make it"]).await;
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    assert_eq!(stderr(&output), "", "an approved setting gives no notice");
+    assert!(
+        harness.cwd().join("made").exists(),
+        "the approved rule allowed it"
+    );
+
+    // A commit that changes the rule loses the approval.
+    std::fs::remove_file(harness.cwd().join("made")).expect("rm");
+    harness.shared_settings(r#"{"permissions": {"allow": ["Bash(touch:*)", "Bash(curl:*)"]}}"#);
+    harness.server.enqueue(touch());
+    harness.server.enqueue(turn().text("done"));
+    let output = harness.run(&["-p", "make it"]).await;
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    assert!(
+        stderr(&output).contains("approval no longer matches"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!harness.cwd().join("made").exists());
+}

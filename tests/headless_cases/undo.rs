@@ -94,3 +94,30 @@ async fn undo_puts_back_the_last_turn_that_changed_files() {
         stdout(&output)
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_command_that_lists_its_files_can_be_undone() {
+    let harness = Harness::new().await;
+    let data = harness.cwd().join("data.txt");
+    std::fs::write(&data, "original\n").expect("data");
+    harness.server.enqueue(turn().tool_call(
+        "b",
+        "bash",
+        json!({"command": "echo generated > data.txt", "checkpoint_paths": ["data.txt"]}),
+    ));
+    harness.server.enqueue(turn().text("regenerated"));
+    let output = harness
+        .run(&["-p", "regenerate", "--permission-mode", "bypassPermissions"])
+        .await;
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    assert_eq!(std::fs::read_to_string(&data).expect("data"), "generated\n");
+
+    let output = harness.run(&["-c", "-p", "/undo"]).await;
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    assert!(
+        stdout(&output).contains("restored data.txt"),
+        "{}",
+        stdout(&output)
+    );
+    assert_eq!(std::fs::read_to_string(&data).expect("data"), "original\n");
+}

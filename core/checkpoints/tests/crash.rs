@@ -2,66 +2,19 @@
 //! layout, and the store that opens over it: it still undoes what its manifests record.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use larik_checkpoints::CheckpointStore;
-use tempfile::TempDir;
+#[path = "support/common.rs"]
+mod common;
 
-struct Fixture {
-    _tmp: TempDir,
-    project: PathBuf,
-    store_dir: PathBuf,
-}
-
-impl Fixture {
-    fn new() -> Fixture {
-        let tmp = tempfile::tempdir().expect("temp dir");
-        let base = fs::canonicalize(tmp.path()).expect("canonical temp dir");
-        let project = base.join("project");
-        fs::create_dir(&project).expect("project dir");
-        Fixture {
-            _tmp: tmp,
-            project,
-            store_dir: base.join("checkpoints/s"),
-        }
-    }
-
-    fn open(&self) -> CheckpointStore {
-        CheckpointStore::open(self.store_dir.clone(), self.project.clone()).expect("store opens")
-    }
-
-    fn put(&self, rel: &str, bytes: &[u8]) {
-        fs::write(self.project.join(rel), bytes).expect("write file");
-    }
-
-    fn read(&self, rel: &str) -> Vec<u8> {
-        fs::read(self.project.join(rel)).expect("read file")
-    }
-
-    fn tool_write(&self, store: &CheckpointStore, turn: &str, rel: &str, bytes: &[u8]) {
-        store.capture(turn, Path::new(rel)).expect("capture");
-        self.put(rel, bytes);
-    }
-
-    fn turn_dirs(&self) -> Vec<String> {
-        let mut names: Vec<String> = fs::read_dir(&self.store_dir)
-            .expect("store dir")
-            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
-    }
-}
+use common::Fixture;
 
 #[test]
 fn a_leftover_temp_manifest_and_an_unrecorded_blob_are_ignored() {
     let fx = Fixture::new();
-    fx.put("a.txt", b"a before");
     fx.put("b.txt", b"b before");
-    {
-        let store = fx.open();
-        fx.tool_write(&store, "1", "a.txt", b"a after");
-    }
+    // The process that edited a.txt has ended.
+    drop(fx.edited("a.txt", b"a before", b"a after"));
     // The process died while capturing b.txt: its blob was written and the new manifest
     // was being written, but never renamed in. b.txt itself was never changed.
     let turn_dir = fx.store_dir.join("000001");
@@ -98,11 +51,8 @@ fn a_leftover_temp_manifest_and_an_unrecorded_blob_are_ignored() {
 #[test]
 fn a_turn_whose_first_capture_crashed_is_skipped_and_its_number_not_reused() {
     let fx = Fixture::new();
-    fx.put("a.txt", b"a before");
-    {
-        let store = fx.open();
-        fx.tool_write(&store, "1", "a.txt", b"a after");
-    }
+    // The process that edited it has ended.
+    drop(fx.edited("a.txt", b"a before", b"a after"));
     // Turn 2 died before its first manifest existed.
     fs::create_dir_all(fx.store_dir.join("000002/blobs")).expect("turn dir");
     fs::write(fx.store_dir.join("000002/blobs/0"), b"whatever").expect("blob");
@@ -146,11 +96,8 @@ fn a_turn_caught_mid_deletion_is_finished_off_at_open() {
 #[test]
 fn a_damaged_manifest_is_reported_and_left_alone() {
     let fx = Fixture::new();
-    fx.put("a.txt", b"a before");
-    {
-        let store = fx.open();
-        fx.tool_write(&store, "1", "a.txt", b"a after");
-    }
+    // The process that edited it has ended.
+    drop(fx.edited("a.txt", b"a before", b"a after"));
     let bad = fx.store_dir.join("000007");
     fs::create_dir_all(&bad).expect("dir");
     fs::write(bad.join("manifest.json"), b"not json").expect("garbage");

@@ -5,56 +5,12 @@ use std::fs;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
 
-use larik_checkpoints::{CheckpointError, CheckpointStore};
-use tempfile::TempDir;
+use larik_checkpoints::CheckpointError;
 
-struct Fixture {
-    _tmp: TempDir,
-    project: PathBuf,
-    outside: PathBuf,
-    store_dir: PathBuf,
-}
+#[path = "support/common.rs"]
+mod common;
 
-impl Fixture {
-    fn new() -> Fixture {
-        let tmp = tempfile::tempdir().expect("temp dir");
-        let base = fs::canonicalize(tmp.path()).expect("canonical temp dir");
-        let project = base.join("project");
-        let outside = base.join("outside");
-        fs::create_dir(&project).expect("project dir");
-        fs::create_dir(&outside).expect("outside dir");
-        fs::write(outside.join("secret.txt"), b"outside secret").expect("outside file");
-        Fixture {
-            _tmp: tmp,
-            project,
-            outside,
-            store_dir: base.join("checkpoints/s"),
-        }
-    }
-
-    fn open(&self) -> CheckpointStore {
-        CheckpointStore::open(self.store_dir.clone(), self.project.clone()).expect("store opens")
-    }
-
-    fn path(&self, rel: &str) -> PathBuf {
-        self.project.join(rel)
-    }
-
-    fn put(&self, rel: &str, bytes: &[u8]) {
-        let path = self.path(rel);
-        fs::create_dir_all(path.parent().expect("has parent")).expect("parent dirs");
-        fs::write(path, bytes).expect("write file");
-    }
-
-    fn tool_write(&self, store: &CheckpointStore, turn: &str, rel: &str, bytes: &[u8]) {
-        store.capture(turn, Path::new(rel)).expect("capture");
-        self.put(rel, bytes);
-    }
-
-    fn secret(&self) -> Vec<u8> {
-        fs::read(self.outside.join("secret.txt")).expect("outside file still there")
-    }
-}
+use common::Fixture;
 
 fn is_symlink(path: &Path) -> bool {
     fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
@@ -63,9 +19,7 @@ fn is_symlink(path: &Path) -> bool {
 #[test]
 fn a_symlink_planted_before_undo_is_replaced_not_written_through() {
     let fx = Fixture::new();
-    fx.put("a.txt", b"original a");
-    let store = fx.open();
-    fx.tool_write(&store, "1", "a.txt", b"edited a");
+    let store = fx.edited("a.txt", b"original a", b"edited a");
     fx.tool_write(&store, "1", "made.txt", b"created");
 
     // Between the edit and the undo both entries become links to a file outside.
@@ -80,20 +34,18 @@ fn a_symlink_planted_before_undo_is_replaced_not_written_through() {
         !is_symlink(&fx.path("a.txt")),
         "the link itself was replaced"
     );
-    assert_eq!(fs::read(fx.path("a.txt")).expect("read"), b"original a");
+    assert_eq!(fx.read("a.txt"), b"original a");
     assert!(
         fs::symlink_metadata(fx.path("made.txt")).is_err(),
         "the planted link was removed"
     );
-    assert_eq!(fx.secret(), b"outside secret");
+    assert_eq!(fx.secret(), common::SECRET);
 }
 
 #[test]
 fn a_parent_directory_swapped_for_a_link_outside_is_refused_until_fixed() {
     let fx = Fixture::new();
-    fx.put("sub/a.txt", b"original");
-    let store = fx.open();
-    fx.tool_write(&store, "1", "sub/a.txt", b"edited");
+    let store = fx.edited("sub/a.txt", b"original", b"edited");
 
     fs::rename(fx.path("sub"), fx.project.join("moved")).expect("move dir away");
     fs::write(fx.outside.join("a.txt"), b"outside a").expect("outside twin");
@@ -112,7 +64,7 @@ fn a_parent_directory_swapped_for_a_link_outside_is_refused_until_fixed() {
         fs::read(fx.outside.join("a.txt")).expect("read"),
         b"outside a"
     );
-    assert_eq!(fx.secret(), b"outside secret");
+    assert_eq!(fx.secret(), common::SECRET);
     assert_eq!(
         store.turns_with_changes().len(),
         1,
@@ -123,7 +75,7 @@ fn a_parent_directory_swapped_for_a_link_outside_is_refused_until_fixed() {
     fs::rename(fx.project.join("moved"), fx.path("sub")).expect("move dir back");
     let report = store.undo_latest().expect("undo").expect("turn 1 again");
     assert!(report.is_complete());
-    assert_eq!(fs::read(fx.path("sub/a.txt")).expect("read"), b"original");
+    assert_eq!(fx.read("sub/a.txt"), b"original");
 }
 
 #[test]
@@ -159,7 +111,7 @@ fn paths_outside_the_project_are_refused_at_capture() {
     ));
     assert!(store.turns_with_changes().is_empty());
     assert!(store.undo_latest().expect("undo").is_none());
-    assert_eq!(fx.secret(), b"outside secret");
+    assert_eq!(fx.secret(), common::SECRET);
 }
 
 #[test]
@@ -200,7 +152,7 @@ fn protected_paths_are_refused_at_capture_and_at_restore() {
     let stricter = fx.open().with_protected(vec!["notes/".into()]);
     let report = stricter.undo_latest().expect("undo").expect("turn 1");
     assert_eq!(report.failed.len(), 1, "{report:?}");
-    assert_eq!(fs::read(fx.path("notes/todo.md")).expect("read"), b"edited");
+    assert_eq!(fx.read("notes/todo.md"), b"edited");
 }
 
 #[test]
@@ -221,7 +173,7 @@ fn a_failed_restore_keeps_the_checkpoint_and_a_retry_succeeds() {
     assert_eq!(report.failed.len(), 1);
     assert_eq!(report.failed[0].path, PathBuf::from("a.txt"));
     assert!(!report.is_complete());
-    assert_eq!(fs::read(fx.path("b.txt")).expect("read"), b"original b");
+    assert_eq!(fx.read("b.txt"), b"original b");
 
     // The snapshot survives a reopen too.
     let store = fx.open();
@@ -229,16 +181,14 @@ fn a_failed_restore_keeps_the_checkpoint_and_a_retry_succeeds() {
     let report = store.undo_latest().expect("undo").expect("turn 1 again");
     assert!(report.is_complete());
     assert_eq!(report.restored, [PathBuf::from("a.txt")]);
-    assert_eq!(fs::read(fx.path("a.txt")).expect("read"), b"original a");
+    assert_eq!(fx.read("a.txt"), b"original a");
     assert!(store.undo_latest().expect("undo").is_none());
 }
 
 #[test]
 fn a_read_only_directory_fails_the_restore_when_permissions_are_enforced() {
     let fx = Fixture::new();
-    fx.put("ro/a.txt", b"original");
-    let store = fx.open();
-    fx.tool_write(&store, "1", "ro/a.txt", b"edited");
+    let store = fx.edited("ro/a.txt", b"original", b"edited");
 
     let ro = fx.path("ro");
     fs::set_permissions(&ro, fs::Permissions::from_mode(0o555)).expect("chmod");

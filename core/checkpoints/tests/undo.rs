@@ -7,63 +7,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use larik_checkpoints::{CaptureOutcome, CheckpointStore};
-use tempfile::TempDir;
 
-struct Fixture {
-    _tmp: TempDir,
-    project: PathBuf,
-    store_dir: PathBuf,
-}
+#[path = "support/common.rs"]
+mod common;
 
-impl Fixture {
-    fn new() -> Fixture {
-        let tmp = tempfile::tempdir().expect("temp dir");
-        let base = fs::canonicalize(tmp.path()).expect("canonical temp dir");
-        let project = base.join("project");
-        fs::create_dir(&project).expect("project dir");
-        Fixture {
-            _tmp: tmp,
-            project,
-            store_dir: base.join("data/checkpoints/session-1"),
-        }
-    }
-
-    fn open(&self) -> CheckpointStore {
-        CheckpointStore::open(self.store_dir.clone(), self.project.clone()).expect("store opens")
-    }
-
-    fn path(&self, rel: &str) -> PathBuf {
-        self.project.join(rel)
-    }
-
-    /// Creates a file with exact bytes and mode, as the user had it before the agent.
-    fn put(&self, rel: &str, bytes: &[u8], mode: u32) {
-        let path = self.path(rel);
-        fs::create_dir_all(path.parent().expect("has parent")).expect("parent dirs");
-        fs::write(&path, bytes).expect("write file");
-        fs::set_permissions(&path, fs::Permissions::from_mode(mode)).expect("chmod");
-    }
-
-    /// What a tool does: capture, then write.
-    fn tool_write(&self, store: &CheckpointStore, turn: &str, rel: &str, bytes: &[u8]) {
-        store.capture(turn, Path::new(rel)).expect("capture");
-        let path = self.path(rel);
-        fs::create_dir_all(path.parent().expect("has parent")).expect("parent dirs");
-        fs::write(&path, bytes).expect("tool write");
-    }
-
-    fn bytes(&self, rel: &str) -> Vec<u8> {
-        fs::read(self.path(rel)).expect("read file")
-    }
-
-    fn mode(&self, rel: &str) -> u32 {
-        fs::symlink_metadata(self.path(rel))
-            .expect("metadata")
-            .permissions()
-            .mode()
-            & 0o7777
-    }
-}
+use common::Fixture;
 
 fn paths(list: &[&str]) -> Vec<PathBuf> {
     list.iter().map(PathBuf::from).collect()
@@ -73,7 +21,7 @@ fn paths(list: &[&str]) -> Vec<PathBuf> {
 fn an_edit_comes_back_with_its_exact_bytes_and_mode() {
     let fx = Fixture::new();
     let original = b"fn main() {}\n\xff\x00binary tail".to_vec();
-    fx.put("src/main.rs", &original, 0o640);
+    fx.put_with_mode("src/main.rs", &original, 0o640);
     let store = fx.open();
 
     fx.tool_write(&store, "1", "src/main.rs", b"first edit");
@@ -86,14 +34,11 @@ fn an_edit_comes_back_with_its_exact_bytes_and_mode() {
     );
     fs::write(fx.path("src/main.rs"), b"second edit").expect("second write");
 
-    let report = store
-        .undo_latest()
-        .expect("undo")
-        .expect("something to undo");
+    let report = store.undo_latest().expect("undo").expect("a turn");
     assert_eq!(report.turn, "1");
     assert_eq!(report.restored, paths(&["src/main.rs"]));
     assert!(report.deleted.is_empty() && report.is_complete());
-    assert_eq!(fx.bytes("src/main.rs"), original);
+    assert_eq!(fx.read("src/main.rs"), original);
     assert_eq!(fx.mode("src/main.rs"), 0o640);
     let note = report.note_for_model().expect("a note");
     assert!(note.contains("src/main.rs"), "{note}");
@@ -111,30 +56,27 @@ fn an_edit_comes_back_with_its_exact_bytes_and_mode() {
 #[test]
 fn undoing_a_creation_deletes_the_file_and_the_directories_it_needed() {
     let fx = Fixture::new();
-    fx.put("src/keep.rs", b"keep", 0o644);
+    fx.put_with_mode("src/keep.rs", b"keep", 0o644);
     let store = fx.open();
 
     fx.tool_write(&store, "t", "src/new/deep/mod_a.rs", b"created");
     fx.tool_write(&store, "t", "top.txt", b"also created");
-    let report = store
-        .undo_latest()
-        .expect("undo")
-        .expect("something to undo");
+    let report = store.undo_latest().expect("undo").expect("a turn");
 
     assert_eq!(report.deleted, paths(&["top.txt", "src/new/deep/mod_a.rs"]));
     assert!(report.restored.is_empty());
     assert!(!fx.path("top.txt").exists());
     assert!(!fx.path("src/new").exists(), "empty created dirs removed");
-    assert_eq!(fx.bytes("src/keep.rs"), b"keep", "neighbours untouched");
+    assert_eq!(fx.read("src/keep.rs"), b"keep", "neighbours untouched");
     assert!(fx.path("src").is_dir(), "a directory that existed stays");
 }
 
 #[test]
 fn permission_changes_are_reverted_and_a_new_executable_is_removed() {
     let fx = Fixture::new();
-    fx.put("run.sh", b"#!/bin/sh\necho old\n", 0o644);
-    fx.put("locked.txt", b"read only", 0o444);
-    fx.put("setgid.bin", b"odd bits", 0o2750);
+    fx.put_with_mode("run.sh", b"#!/bin/sh\necho old\n", 0o644);
+    fx.put_with_mode("locked.txt", b"read only", 0o444);
+    fx.put_with_mode("setgid.bin", b"odd bits", 0o2750);
     let store = fx.open();
 
     fx.tool_write(&store, "1", "run.sh", b"#!/bin/sh\necho new\n");
@@ -151,19 +93,16 @@ fn permission_changes_are_reverted_and_a_new_executable_is_removed() {
     fx.tool_write(&store, "1", "bin/tool", b"#!/bin/sh\n");
     fs::set_permissions(fx.path("bin/tool"), fs::Permissions::from_mode(0o755)).expect("chmod");
 
-    let report = store
-        .undo_latest()
-        .expect("undo")
-        .expect("something to undo");
+    let report = store.undo_latest().expect("undo").expect("a turn");
     assert!(report.is_complete(), "{:?}", report.failed);
     assert_eq!(
         report.restored,
         paths(&["setgid.bin", "locked.txt", "run.sh"])
     );
     assert_eq!(report.deleted, paths(&["bin/tool"]));
-    assert_eq!(fx.bytes("run.sh"), b"#!/bin/sh\necho old\n");
+    assert_eq!(fx.read("run.sh"), b"#!/bin/sh\necho old\n");
     assert_eq!(fx.mode("run.sh"), 0o644);
-    assert_eq!(fx.bytes("locked.txt"), b"read only");
+    assert_eq!(fx.read("locked.txt"), b"read only");
     assert_eq!(fx.mode("locked.txt"), 0o444);
     assert_eq!(fx.mode("setgid.bin"), 0o2750);
     assert!(!fx.path("bin").exists());
@@ -172,8 +111,8 @@ fn permission_changes_are_reverted_and_a_new_executable_is_removed() {
 #[test]
 fn each_undo_goes_back_one_more_turn() {
     let fx = Fixture::new();
-    fx.put("a.txt", b"v0", 0o644);
-    fx.put("b.txt", b"b0", 0o600);
+    fx.put_with_mode("a.txt", b"v0", 0o644);
+    fx.put_with_mode("b.txt", b"b0", 0o600);
     let store = fx.open();
 
     fx.tool_write(&store, "turn-1", "a.txt", b"v1");
@@ -194,12 +133,12 @@ fn each_undo_goes_back_one_more_turn() {
     let second = store.undo_latest().expect("undo").expect("turn 2");
     assert_eq!(second.turn, "turn-2");
     assert_eq!(second.restored, paths(&["b.txt", "a.txt"]));
-    assert_eq!(fx.bytes("a.txt"), b"v1");
-    assert_eq!(fx.bytes("b.txt"), b"b0");
+    assert_eq!(fx.read("a.txt"), b"v1");
+    assert_eq!(fx.read("b.txt"), b"b0");
     assert_eq!(fx.mode("b.txt"), 0o600);
     let first = store.undo_latest().expect("undo").expect("turn 1");
     assert_eq!(first.turn, "turn-1");
-    assert_eq!(fx.bytes("a.txt"), b"v0");
+    assert_eq!(fx.read("a.txt"), b"v0");
     assert!(store.undo_latest().expect("undo").is_none());
     assert!(store.turns_with_changes().is_empty());
 }
@@ -207,8 +146,8 @@ fn each_undo_goes_back_one_more_turn() {
 #[test]
 fn a_turn_that_changed_nothing_is_skipped() {
     let fx = Fixture::new();
-    fx.put("a.txt", b"a0", 0o644);
-    fx.put("watched.txt", b"w0", 0o644);
+    fx.put_with_mode("a.txt", b"a0", 0o644);
+    fx.put_with_mode("watched.txt", b"w0", 0o644);
     let store = fx.open();
 
     fx.tool_write(&store, "1", "a.txt", b"a1");
@@ -225,8 +164,8 @@ fn a_turn_that_changed_nothing_is_skipped() {
     let report = store.undo_latest().expect("undo").expect("turn 1");
     assert_eq!(report.turn, "1");
     assert_eq!(report.skipped_turns, ["2"]);
-    assert_eq!(fx.bytes("a.txt"), b"a0");
-    assert_eq!(fx.bytes("watched.txt"), b"w0");
+    assert_eq!(fx.read("a.txt"), b"a0");
+    assert_eq!(fx.read("watched.txt"), b"w0");
     assert!(!fx.path("never.txt").exists());
     assert!(store.undo_latest().expect("undo").is_none());
 }
@@ -234,9 +173,7 @@ fn a_turn_that_changed_nothing_is_skipped() {
 #[test]
 fn a_turn_that_wrote_a_file_back_to_its_earlier_content_still_counts_before_a_later_one() {
     let fx = Fixture::new();
-    fx.put("a.txt", b"x", 0o644);
-    let store = fx.open();
-    fx.tool_write(&store, "1", "a.txt", b"y");
+    let store = fx.edited("a.txt", b"x", b"y");
     fx.tool_write(&store, "2", "a.txt", b"x");
 
     let ids: Vec<String> = store
@@ -250,15 +187,15 @@ fn a_turn_that_wrote_a_file_back_to_its_earlier_content_still_counts_before_a_la
         "turn 1 changed x to y even though disk is x again"
     );
     store.undo_latest().expect("undo").expect("turn 2");
-    assert_eq!(fx.bytes("a.txt"), b"y");
+    assert_eq!(fx.read("a.txt"), b"y");
     store.undo_latest().expect("undo").expect("turn 1");
-    assert_eq!(fx.bytes("a.txt"), b"x");
+    assert_eq!(fx.read("a.txt"), b"x");
 }
 
 #[test]
 fn a_reopened_store_undoes_what_the_previous_process_captured() {
     let fx = Fixture::new();
-    fx.put("lib.rs", b"original", 0o600);
+    fx.put_with_mode("lib.rs", b"original", 0o600);
     {
         let store = fx.open();
         fx.tool_write(&store, "1", "lib.rs", b"edited in turn 1");
@@ -282,12 +219,12 @@ fn a_reopened_store_undoes_what_the_previous_process_captured() {
 
     let report = store.undo_latest().expect("undo").expect("turn 2");
     assert_eq!(report.deleted, paths(&["added.rs"]));
-    assert_eq!(fx.bytes("lib.rs"), b"edited in turn 1");
+    assert_eq!(fx.read("lib.rs"), b"edited in turn 1");
     drop(store);
 
     let store = fx.open();
     store.undo_latest().expect("undo").expect("turn 1");
-    assert_eq!(fx.bytes("lib.rs"), b"original");
+    assert_eq!(fx.read("lib.rs"), b"original");
     assert_eq!(fx.mode("lib.rs"), 0o600);
 }
 
@@ -298,7 +235,7 @@ fn threads_sharing_the_store_capture_into_one_turn() {
 
     let fx = Fixture::new();
     for i in 0..8 {
-        fx.put(
+        fx.put_with_mode(
             &format!("f{i}.txt"),
             format!("before {i}").as_bytes(),
             0o644,
@@ -324,7 +261,7 @@ fn threads_sharing_the_store_capture_into_one_turn() {
     assert_eq!(report.restored.len(), 8);
     for i in 0..8 {
         assert_eq!(
-            fx.bytes(&format!("f{i}.txt")),
+            fx.read(&format!("f{i}.txt")),
             format!("before {i}").as_bytes()
         );
     }
@@ -333,18 +270,16 @@ fn threads_sharing_the_store_capture_into_one_turn() {
 #[test]
 fn discarding_the_latest_checkpoint_keeps_its_files_and_exposes_the_turn_before() {
     let fx = Fixture::new();
-    fx.put("a.txt", b"a0", 0o644);
-    let store = fx.open();
-    fx.tool_write(&store, "1", "a.txt", b"a1");
+    let store = fx.edited("a.txt", b"a0", b"a1");
     fx.tool_write(&store, "2", "a.txt", b"a2");
 
     assert_eq!(
         store.discard_latest().expect("discard").as_deref(),
         Some("2")
     );
-    assert_eq!(fx.bytes("a.txt"), b"a2", "discarding restores nothing");
+    assert_eq!(fx.read("a.txt"), b"a2", "discarding restores nothing");
     let report = store.undo_latest().expect("undo").expect("turn 1");
     assert_eq!(report.turn, "1");
-    assert_eq!(fx.bytes("a.txt"), b"a0");
+    assert_eq!(fx.read("a.txt"), b"a0");
     assert_eq!(store.discard_latest().expect("discard"), None);
 }

@@ -23,7 +23,7 @@ pub use layers::{
 };
 pub use settings::{
     ConfigContext, ConfigNotice, ConfiguredRule, LoadedConfig, LspServerSettings, LspSettings,
-    PermissionSettings, SandboxSettings, Settings, load,
+    McpServerSettings, PermissionSettings, SandboxSettings, Settings, load,
 };
 pub use update::{UpdateError, persist_allow_rule, persist_deny_rule, update_json};
 

@@ -96,6 +96,24 @@ pub struct LspServerSettings {
     pub disabled: bool,
 }
 
+/// One MCP server (`mcpServers.<name>`, in `.mcp.json` or any settings file): a command to
+/// start (stdio) or a URL (`type` `http` or `sse`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpServerSettings {
+    /// `command`, for a server started as a child process.
+    pub command: Option<String>,
+    /// `args`.
+    pub args: Vec<String>,
+    /// `env`: variables set for the child.
+    pub env: BTreeMap<String, String>,
+    /// `url`, for a remote server.
+    pub url: Option<String>,
+    /// `type`: `stdio`, `http` or `sse` (from `command`/`url` when absent).
+    pub transport: Option<String>,
+    /// The file it came from.
+    pub file: PathBuf,
+}
+
 /// Language-server settings (`lsp` in a file: `false`, or an object by server name).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LspSettings {
@@ -128,6 +146,9 @@ pub struct Settings {
     /// `checkpoint_retention_days`: how long `/undo` checkpoints are kept (Larik's default
     /// is 7; a negative number keeps them forever).
     pub checkpoint_retention_days: Option<i64>,
+    /// `mcpServers`, by name. A shared file's server counts only once the user approved
+    /// its exact entry (a changed command loses the approval).
+    pub mcp_servers: BTreeMap<String, McpServerSettings>,
 }
 
 /// The merged settings, the notices for the user, and the files that were read.
@@ -218,6 +239,7 @@ impl Layer<'_> {
                 "permissions" => self.permissions(value, &mut settings.permissions),
                 "sandbox" => self.sandbox(value, &mut settings.sandbox),
                 "lsp" => self.lsp(value, &mut settings.lsp),
+                "mcpServers" => self.mcp_servers(value, &mut settings.mcp_servers),
                 APPROVALS_KEY => self.approvals(value),
                 // Keys of other tools and of later versions are left alone.
                 _ => {}
@@ -476,6 +498,64 @@ impl Layer<'_> {
             return home.join(rest);
         }
         self.context.project_root.join(path)
+    }
+
+    fn mcp_servers(&mut self, value: &Value, servers: &mut BTreeMap<String, McpServerSettings>) {
+        let Some(entries) = self.object("mcpServers", value) else {
+            return;
+        };
+        for (name, entry) in entries {
+            let key = format!("mcpServers.{name}");
+            let Some(server) = self.mcp_server(&key, entry) else {
+                continue;
+            };
+            if self.may_loosen(&key, entry, "start MCP servers") {
+                servers.insert(name.clone(), server);
+            }
+        }
+    }
+
+    /// One server entry, or `None` (with a notice) when it is not one.
+    fn mcp_server(&mut self, key: &str, entry: &Value) -> Option<McpServerSettings> {
+        let fields = self.object(key, entry)?;
+        let text = |field: &str| {
+            fields
+                .get(field)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        let server = McpServerSettings {
+            command: text("command"),
+            args: fields
+                .get("args")
+                .and_then(Value::as_array)
+                .map(|args| {
+                    args.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            env: fields
+                .get("env")
+                .and_then(Value::as_object)
+                .map(|env| {
+                    env.iter()
+                        .filter_map(|(name, value)| {
+                            Some((name.clone(), value.as_str()?.to_string()))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            url: text("url"),
+            transport: text("type"),
+            file: self.file.path.clone(),
+        };
+        if server.command.is_none() && server.url.is_none() {
+            self.notice(format!("`{key}` ignored: it needs a `command` or a `url`"));
+            return None;
+        }
+        Some(server)
     }
 
     fn lsp(&mut self, value: &Value, lsp: &mut LspSettings) {

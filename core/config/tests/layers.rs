@@ -3,67 +3,15 @@
 //! works, later files win for single values, lists accumulate, and broken files or values
 //! are skipped with a notice while everything else still applies.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use larik_config::{
-    ConfigContext, ConfiguredRule, Environment, LoadedConfig, LspServerSettings, load,
-    personal_project_file,
-};
+use larik_config::{ConfigContext, ConfiguredRule, Environment, LspServerSettings, load};
 use larik_protocol::PermissionMode;
 
-/// A home with a personal config directory and a project (a git repository) in it.
-struct World {
-    _dir: tempfile::TempDir,
-    home: PathBuf,
-    config_dir: PathBuf,
-    project: PathBuf,
-}
+#[path = "support/world.rs"]
+mod world;
 
-impl World {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let home = dir.path().join("home");
-        let config_dir = home.join(".config/larik");
-        let project = home.join("work/proj");
-        std::fs::create_dir_all(project.join(".git")).expect("mkdir");
-        std::fs::create_dir_all(&config_dir).expect("mkdir");
-        Self {
-            _dir: dir,
-            home,
-            config_dir,
-            project,
-        }
-    }
-
-    fn write(&self, path: &Path, text: &str) {
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
-    }
-
-    fn user(&self, text: &str) {
-        self.write(&self.config_dir.join("config.json"), text);
-    }
-
-    fn shared(&self, text: &str) {
-        self.write(&self.project.join(".larik/settings.json"), text);
-    }
-
-    fn personal_project(&self, text: &str) {
-        self.write(&self.personal_file(), text);
-    }
-
-    fn personal_file(&self) -> PathBuf {
-        personal_project_file(&self.config_dir, &self.project)
-    }
-
-    fn load(&self) -> LoadedConfig {
-        load(&ConfigContext {
-            config_dir: Some(self.config_dir.clone()),
-            home: Some(self.home.clone()),
-            project_root: self.project.clone(),
-        })
-    }
-}
+use world::{SHARED, World};
 
 fn rules(rules: &[ConfiguredRule]) -> Vec<&str> {
     rules.iter().map(|rule| rule.rule.as_str()).collect()
@@ -95,7 +43,7 @@ fn a_shared_file_cannot_loosen_any_key_and_says_so_for_each() {
         assert_eq!(server, &LspServerSettings::default(), "{settings:?}");
     }
 
-    let shared = world.project.join(".larik/settings.json");
+    let shared = world.project.join(SHARED);
     let mut ignored: Vec<String> = loaded
         .notices
         .iter()
@@ -211,7 +159,15 @@ fn later_files_win_for_single_values_and_lists_accumulate() {
         r#"{"model": "openai/gpt-5-mini", "lsp": {"gopls": {"args": ["-rpc.trace"]}}}"#,
     );
     let loaded = world.load();
-    assert_eq!(loaded.notices, []);
+    // The shared `.mcp.json` is read; its server waits for approval (see approvals.rs).
+    assert_eq!(loaded.notices.len(), 1, "{:?}", loaded.notices);
+    assert!(
+        loaded.notices[0]
+            .message
+            .starts_with("`mcpServers.docs` ignored"),
+        "{}",
+        loaded.notices[0]
+    );
     assert_eq!(loaded.files.len(), 4, "{:?}", loaded.files);
     let settings = &loaded.settings;
     assert_eq!(settings.model.as_deref(), Some("openai/gpt-5-mini"));
@@ -243,11 +199,7 @@ fn broken_files_and_values_are_skipped_with_a_notice_and_the_rest_applies() {
     let loaded = world.load();
     let mut messages: Vec<String> = loaded.notices.iter().map(ToString::to_string).collect();
     let user = world.config_dir.join("config.json").display().to_string();
-    let shared = world
-        .project
-        .join(".larik/settings.json")
-        .display()
-        .to_string();
+    let shared = world.project.join(SHARED).display().to_string();
     let personal = world.personal_file().display().to_string();
     assert!(
         messages[0].starts_with(&format!("{user}: not used: the file is not valid JSON: ")),

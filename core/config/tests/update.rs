@@ -4,13 +4,24 @@
 //! and links and missing directories are handled.
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Barrier};
 
 use larik_config::{
     UpdateError, persist_allow_rule, persist_deny_rule, personal_project_file, update_json,
 };
 use serde_json::{Value, json};
+
+/// A temp dir (kept alive by the caller), a config directory and a project in it, and
+/// the project's personal settings file, whose directory exists but which is not written.
+fn personal() -> (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config_dir = dir.path().join("config");
+    let project = dir.path().join("proj");
+    let path = personal_project_file(&config_dir, &project);
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    (dir, config_dir, project, path)
+}
 
 fn read_json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).expect("read")).expect("valid JSON")
@@ -35,11 +46,7 @@ fn allow_rules(path: &Path) -> Vec<String> {
 
 #[test]
 fn concurrent_writers_never_lose_each_others_rules() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let config_dir = dir.path().join("config");
-    let project = dir.path().join("proj");
-    let path = personal_project_file(&config_dir, &project);
-    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    let (_dir, config_dir, project, path) = personal();
     std::fs::write(
         &path,
         r#"{"theme": "dark", "permissions": {"deny": ["Bash(rm:*)"]}}"#,
@@ -132,11 +139,7 @@ fn unknown_keys_values_and_indentation_survive() {
 
 #[test]
 fn an_edit_that_changes_nothing_writes_nothing() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let config_dir = dir.path().join("config");
-    let project = dir.path().join("proj");
-    let path = personal_project_file(&config_dir, &project);
-    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    let (_dir, config_dir, project, path) = personal();
     let compact = r#"{"permissions":{"allow":["Bash(make:*)"]}}"#;
     std::fs::write(&path, compact).expect("write");
 
@@ -153,11 +156,7 @@ fn an_edit_that_changes_nothing_writes_nothing() {
 
 #[test]
 fn a_broken_or_differently_shaped_file_is_never_overwritten() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let config_dir = dir.path().join("config");
-    let project = dir.path().join("proj");
-    let path = personal_project_file(&config_dir, &project);
-    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    let (_dir, config_dir, project, path) = personal();
 
     for (text, expect_reason) in [
         (

@@ -1,8 +1,9 @@
 //! Commands under Landlock, where bubblewrap is missing: the process sets `no_new_privs`
 //! and restricts itself just before it runs the shell. Reading is allowed everywhere;
 //! writing only beneath the writable directories (and `/dev`); TCP connections only to the
-//! allowed ports (from Landlock ABI 4); signals and abstract Unix sockets only within the
-//! sandbox (from ABI 6). Landlock only grants access beneath a directory and cannot take it
+//! allowed ports (from Landlock ABI 4; below it, a seccomp filter takes IP sockets away when
+//! no network is allowed); signals and abstract Unix sockets only within the sandbox (from
+//! ABI 6). Landlock only grants access beneath a directory and cannot take it
 //! back for a path below, so the protected paths inside the project are not read-only
 //! here, and a process that leaves its process group is not stopped with the command;
 //! bubblewrap covers both.
@@ -15,8 +16,8 @@ use landlock::{
 };
 use tokio::process::Command;
 
-use crate::SandboxError;
 use crate::policy::{Network, Policy};
+use crate::{SandboxError, seccomp};
 
 /// The newest Landlock ABI this code asks for; older kernels get what they support.
 const WANTED_ABI: ABI = ABI::V6;
@@ -38,9 +39,14 @@ pub fn kernel_abi() -> i32 {
     i32::try_from(version).unwrap_or(0).max(0)
 }
 
-/// Makes `command` restrict itself under `policy` between fork and exec. The ruleset is
-/// built here, before the fork, so the child only makes the two system calls.
-pub(crate) fn confine(command: &mut Command, policy: &Policy) -> Result<(), SandboxError> {
+/// Makes `command` restrict itself under `policy` between fork and exec. The ruleset (and
+/// the seccomp network filter, with `network_filter`, for kernels whose Landlock cannot
+/// confine TCP) is built here, before the fork, so the child only makes system calls.
+pub(crate) fn confine(
+    command: &mut Command,
+    policy: &Policy,
+    network_filter: bool,
+) -> Result<(), SandboxError> {
     let error = |source: landlock::RulesetError| SandboxError::Landlock(source.to_string());
     let all = AccessFs::from_all(WANTED_ABI);
     let mut ruleset = Ruleset::default().handle_access(all).map_err(error)?;
@@ -74,11 +80,15 @@ pub(crate) fn confine(command: &mut Command, policy: &Policy) -> Result<(), Sand
         }
     }
     let mut ruleset = Some(created);
+    let filter = (network_filter && policy.network == Network::Off).then(seccomp::network_filter);
     let restrict = move || -> std::io::Result<()> {
         if let Some(ruleset) = ruleset.take() {
             ruleset
                 .restrict_self()
                 .map_err(|error| std::io::Error::other(error.to_string()))?;
+        }
+        if let Some(filter) = &filter {
+            seccomp::install(filter)?;
         }
         Ok(())
     };

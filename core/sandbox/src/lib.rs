@@ -12,6 +12,7 @@ mod bubblewrap;
 mod groups;
 pub mod landlock;
 mod policy;
+mod seccomp;
 
 use std::path::{Path, PathBuf};
 
@@ -72,6 +73,8 @@ pub struct Sandbox {
     project_root: PathBuf,
     policy: Option<Policy>,
     bwrap: Option<PathBuf>,
+    /// Under Landlock: also filter IP sockets with seccomp.
+    seccomp_network: bool,
 }
 
 impl Sandbox {
@@ -82,6 +85,7 @@ impl Sandbox {
             project_root: project_root.into(),
             policy: None,
             bwrap: None,
+            seccomp_network: false,
         }
     }
 
@@ -92,17 +96,30 @@ impl Sandbox {
             project_root: policy.project_root.clone(),
             policy: Some(policy),
             bwrap: Some(bwrap),
+            seccomp_network: false,
         }
     }
 
     /// A launcher whose commands restrict themselves with Landlock under `policy`; `None`
-    /// when the kernel has no Landlock.
+    /// when the kernel has no Landlock. Where Landlock cannot confine TCP (ABI below 4) and
+    /// no network is allowed, a seccomp filter takes IP sockets away instead.
     pub fn landlock(policy: Policy) -> Option<Self> {
-        (landlock::kernel_abi() > 0).then(|| Sandbox {
+        let abi = landlock::kernel_abi();
+        (abi > 0).then(|| Sandbox {
             kind: SandboxKind::Landlock,
             project_root: policy.project_root.clone(),
             policy: Some(policy),
             bwrap: None,
+            seccomp_network: abi < 4,
+        })
+    }
+
+    /// The same, with the seccomp network filter whatever the kernel's Landlock can do
+    /// (the filter older kernels get; this lets it be used and tested on any kernel).
+    pub fn landlock_with_network_filter(policy: Policy) -> Option<Self> {
+        Self::landlock(policy).map(|sandbox| Sandbox {
+            seccomp_network: true,
+            ..sandbox
         })
     }
 
@@ -138,10 +155,15 @@ impl Sandbox {
                      (ABI {abi}): git hooks and settings inside the project are not read-only, \
                      and a process that leaves its group outlives its command"
                 )];
-                if abi < 4 {
+                if abi < 4
+                    && matches!(
+                        sandbox.policy().map(|p| &p.network),
+                        Some(Network::TcpPorts(_))
+                    )
+                {
                     notices.push(
-                        "this kernel's Landlock cannot confine the network: sandboxed commands \
-                         can reach it"
+                        "this kernel's Landlock cannot limit connections to the allowed ports: \
+                         sandboxed commands can reach any"
                             .into(),
                     );
                 }
@@ -189,7 +211,7 @@ impl Sandbox {
             }
             (SandboxKind::Landlock, Some(policy), _) => {
                 let mut command = plain(shell, script);
-                landlock::confine(&mut command, policy)?;
+                landlock::confine(&mut command, policy, self.seccomp_network)?;
                 command
             }
             _ => plain(shell, script),

@@ -7,13 +7,10 @@ use std::time::Duration;
 
 use larik_sandbox::{Network, Policy, Sandbox};
 
-fn bwrap() -> PathBuf {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|dir| dir.join("bwrap"))
-        .find(|candidate| candidate.is_file())
-        .expect("bubblewrap is not installed: run tests/run, or apt-get install bubblewrap")
-}
+#[path = "support/bwrap.rs"]
+mod support;
+
+use support::bwrap;
 
 fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().expect("temp dir");
