@@ -352,3 +352,39 @@ async fn landlock_confines_writes_and_the_network_where_the_kernel_has_it() {
         "{output:?}"
     );
 }
+
+/// Which sandbox a project gets: bubblewrap when `bwrap` is on the PATH, else Landlock with
+/// a notice saying what is weaker, and none (without a word) when the user switched it off.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_best_available_sandbox_is_chosen_and_a_weaker_one_is_announced() {
+    let world = World::new();
+    let bwrap_dir = bwrap().parent().expect("a directory").to_path_buf();
+    let options = |path_dirs: Vec<PathBuf>, enabled: bool| larik_sandbox::SandboxOptions {
+        enabled,
+        writable_paths: Vec::new(),
+        network_allow: Vec::new(),
+        temp_dirs: vec![world.scratch.clone()],
+        path_dirs,
+    };
+    let (sandbox, notices) = Sandbox::configure(&world.project, &options(vec![bwrap_dir], true));
+    assert_eq!(sandbox.kind(), SandboxKind::Bubblewrap);
+    assert!(sandbox.is_enforcing());
+    assert_eq!(notices, Vec::<String>::new());
+
+    let (sandbox, notices) = Sandbox::configure(&world.project, &options(Vec::new(), true));
+    if larik_sandbox::landlock::kernel_abi() > 0 {
+        assert_eq!(sandbox.kind(), SandboxKind::Landlock);
+        assert!(
+            notices[0].contains("bubblewrap (`bwrap`) is not usable here"),
+            "{notices:?}"
+        );
+    } else {
+        assert_eq!(sandbox.kind(), SandboxKind::Unconfined);
+        assert!(notices[0].contains("every command asks"), "{notices:?}");
+    }
+
+    let (sandbox, notices) = Sandbox::configure(&world.project, &options(Vec::new(), false));
+    assert_eq!(sandbox.kind(), SandboxKind::Unconfined);
+    assert!(!sandbox.is_enforcing());
+    assert_eq!(notices, Vec::<String>::new());
+}
