@@ -105,6 +105,13 @@ pub enum Command {
         #[arg(long, conflicts_with = "keys")]
         all: bool,
     },
+    /// Serve the Language Server Protocol on stdin/stdout, for Neovim, VS Code and any
+    /// editor with an LSP client (see docs/lsp.md).
+    Lsp {
+        /// Model, permissions and prompt settings for every session.
+        #[command(flatten)]
+        agent: AgentOptions,
+    },
     /// Serve the Agent Client Protocol on stdin/stdout, for Zed and other ACP editors.
     Acp {
         /// Model, permissions and prompt settings for every session.

@@ -7,6 +7,7 @@ mod acp;
 mod approve;
 mod cli;
 mod headless;
+mod lsp;
 mod sessions;
 mod setup;
 mod undo;
@@ -35,6 +36,13 @@ fn try_main() -> anyhow::Result<ExitCode> {
         Some(cli::Command::Sessions { json }) => sessions::list(json),
         Some(cli::Command::Approve { keys, all }) => approve::run(&keys, all),
         Some(cli::Command::Acp { agent }) => runtime.block_on(acp::run(agent)),
+        Some(cli::Command::Lsp { agent }) => {
+            let code = runtime.block_on(lsp::run(agent));
+            // Stdin is read on a blocking thread that only returns when the editor closes
+            // the pipe; after `exit` Larik must not wait for that.
+            runtime.shutdown_background();
+            code
+        }
         None => runtime.block_on(headless::run(args)),
     }
 }

@@ -22,6 +22,12 @@ pub trait FileAccess: Send + Sync + std::fmt::Debug {
     /// Writes (creates or replaces) a whole text file (absolute path), creating missing
     /// parent directories.
     async fn write_text(&self, path: &Path, text: &str) -> io::Result<()>;
+
+    /// A sentence the edit tools add to their result after a successful write, saying where
+    /// the change went when that is not plainly the disk (an editor applied it).
+    fn write_remark(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// The files on disk. A write goes to a temporary file beside the target that is then

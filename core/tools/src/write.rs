@@ -155,6 +155,9 @@ pub(crate) async fn commit(
         Ok(()) => {
             ctx.reads.record_current(&planned.path);
             let mut message = message;
+            if let Some(remark) = ctx.files.write_remark() {
+                message = format!("{message} {remark}");
+            }
             if let Some(feedback) = &ctx.feedback
                 && let Some(report) = feedback.after_edit(&planned.path, &planned.new_text).await
             {

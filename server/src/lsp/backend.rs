@@ -1,0 +1,650 @@
+//! What `larik lsp` does for each message (`docs/lsp.md`): the standard LSP methods it
+//! serves (initialize, document sync, code actions, commands) and Larik's own requests
+//! (`larik/newSession`, `larik/prompt`, …). Sessions run in tasks (`session.rs`); this
+//! file starts them and routes requests to them.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use larik_agent::SessionState;
+use larik_config::Environment;
+use larik_lsp::LanguageServers;
+use larik_protocol::{PermissionMode, StopReason, UserContent};
+use larik_session::SessionStore;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
+use tower_lsp_server::ls_types::{
+    CodeAction, CodeActionKind, CodeActionOptions, CodeActionOrCommand, CodeActionParams,
+    CodeActionProviderCapability, Command as LspCommand, DidChangeTextDocumentParams,
+    DidCloseTextDocumentParams, DidOpenTextDocumentParams, ExecuteCommandOptions,
+    ExecuteCommandParams, InitializeParams, InitializeResult, LSPAny, ProgressToken, Range,
+    ServerCapabilities, ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind, Uri,
+};
+use tower_lsp_server::{Client, LanguageServer};
+
+use super::documents::{Documents, EditSupport, EditorFiles};
+use super::session::{self, Command, Work};
+use crate::cli::AgentOptions;
+use crate::setup;
+
+/// The commands `workspace/executeCommand` offers.
+pub const COMMANDS: [&str; 3] = ["larik.prompt", "larik.cancel", "larik.newSession"];
+
+/// What the editor said about itself in `initialize`.
+#[derive(Debug, Default, Clone)]
+struct Editor {
+    workspace: Option<PathBuf>,
+    larik_permissions: bool,
+    edits: EditSupport,
+}
+
+/// The server's state.
+pub struct Backend {
+    client: Client,
+    options: AgentOptions,
+    env: Environment,
+    store: SessionStore,
+    documents: Arc<Documents>,
+    editor: Mutex<Editor>,
+    sessions: Mutex<HashMap<String, mpsc::UnboundedSender<Command>>>,
+    language_servers: Mutex<HashMap<PathBuf, Option<Arc<LanguageServers>>>>,
+    /// Work-done tokens of running prompts → their session, for
+    /// `window/workDoneProgress/cancel`.
+    tokens: Mutex<HashMap<String, String>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn invalid_params(message: impl Into<String>) -> Error {
+    Error {
+        code: ErrorCode::InvalidParams,
+        message: message.into().into(),
+        data: None,
+    }
+}
+
+fn internal(message: impl std::fmt::Display) -> Error {
+    Error {
+        code: ErrorCode::InternalError,
+        message: message.to_string().into(),
+        data: None,
+    }
+}
+
+fn parse<T: serde::de::DeserializeOwned>(params: Value) -> Result<T> {
+    serde_json::from_value(params).map_err(|error| invalid_params(format!("bad params: {error}")))
+}
+
+#[derive(Deserialize)]
+struct NewSessionParams {
+    #[serde(default)]
+    cwd: Option<PathBuf>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SessionParams {
+    session_id: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SetModeParams {
+    session_id: String,
+    mode: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SetModelParams {
+    session_id: String,
+    model: String,
+}
+
+#[derive(Deserialize)]
+struct DocumentRef {
+    uri: Uri,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PromptParams {
+    #[serde(default)]
+    session_id: Option<String>,
+    prompt: Value,
+    #[serde(default)]
+    text_document: Option<DocumentRef>,
+    #[serde(default)]
+    range: Option<Range>,
+    #[serde(default)]
+    work_done_token: Option<ProgressToken>,
+}
+
+impl Backend {
+    /// A server answering `client`, starting agents with `options`.
+    pub fn new(client: Client, options: AgentOptions, env: Environment) -> anyhow::Result<Self> {
+        let store = SessionStore::new(env.data_dir()?);
+        Ok(Self {
+            client,
+            options,
+            env,
+            store,
+            documents: Arc::default(),
+            editor: Mutex::default(),
+            sessions: Mutex::default(),
+            language_servers: Mutex::default(),
+            tokens: Mutex::default(),
+        })
+    }
+
+    fn workspace(&self) -> PathBuf {
+        lock(&self.editor)
+            .workspace
+            .clone()
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| PathBuf::from("/"))
+    }
+
+    /// `larik/newSession`.
+    pub async fn new_session(&self, params: Value) -> Result<Value> {
+        let params: NewSessionParams = parse(params)?;
+        let cwd = params.cwd.unwrap_or_else(|| self.workspace());
+        let id = self.start_new(&cwd)?;
+        Ok(json!({"sessionId": id}))
+    }
+
+    fn start_new(&self, cwd: &Path) -> Result<String> {
+        if !cwd.is_absolute() || !cwd.is_dir() {
+            return Err(invalid_params(format!(
+                "cwd `{}` is not an absolute path to a directory",
+                cwd.display()
+            )));
+        }
+        let (settings, mut notices) = setup::project_settings(&self.env, cwd);
+        let model = setup::new_session_model(&self.options, &settings, &self.env, &mut notices)
+            .map_err(internal)?;
+        let session =
+            setup::new_session(&self.store, cwd.to_path_buf(), &model).map_err(internal)?;
+        self.start(cwd, model, settings, notices, session)
+    }
+
+    /// A stored session of the workspace, resumed.
+    fn resume(&self, id: &str) -> Result<()> {
+        let cwd = self.workspace();
+        let path = self
+            .store
+            .find_in_project(&cwd, id)
+            .map_err(|_| invalid_params(format!("no session `{id}` in {}", cwd.display())))?;
+        let loaded = self.store.load(&path).map_err(internal)?;
+        let model = self
+            .options
+            .model
+            .clone()
+            .unwrap_or_else(|| setup::model_of(&loaded));
+        let writer = self.store.resume(&loaded).map_err(internal)?;
+        let session = SessionState {
+            writer,
+            messages: loaded.messages,
+            usage: loaded.usage,
+            pending_notes: loaded.pending_notes,
+        };
+        let (settings, notices) = setup::project_settings(&self.env, &loaded.meta.cwd);
+        self.start(&loaded.meta.cwd, model, settings, notices, session)
+            .map(drop)
+    }
+
+    fn start(
+        &self,
+        cwd: &Path,
+        model: String,
+        settings: larik_config::Settings,
+        mut notices: Vec<String>,
+        session: SessionState,
+    ) -> Result<String> {
+        let mut config = setup::agent_config(&self.options, &self.env, cwd.to_path_buf(), model)
+            .map_err(internal)?;
+        notices.extend(setup::apply_settings(&self.options, &settings, &mut config));
+        let (sandbox, sandbox_notices) = setup::sandbox(&self.env, cwd, &settings);
+        config.sandbox = Arc::new(sandbox);
+        notices.extend(sandbox_notices);
+        config.checkpoints =
+            Some(setup::checkpoints(&self.env, cwd, session.writer.id()).map_err(internal)?);
+        let editor = lock(&self.editor).clone();
+        config.files = Arc::new(EditorFiles::new(
+            Arc::clone(&self.documents),
+            self.client.clone(),
+            editor.edits,
+        ));
+        let servers = {
+            let mut all = lock(&self.language_servers);
+            match all.get(cwd) {
+                Some(servers) => servers.clone(),
+                None => {
+                    let servers =
+                        setup::language_servers(&self.env, cwd, &settings.lsp, &mut notices)
+                            .map_err(internal)?;
+                    all.insert(cwd.to_path_buf(), servers.clone());
+                    servers
+                }
+            }
+        };
+        setup::attach_language_servers(&self.options, &mut config, servers.as_ref());
+        let id = session.writer.id().to_string();
+        let agent = larik_agent::spawn(config, session).map_err(internal)?;
+        let commands = session::spawn(
+            id.clone(),
+            agent,
+            self.client.clone(),
+            editor.larik_permissions,
+            notices,
+        );
+        lock(&self.sessions).insert(id.clone(), commands);
+        Ok(id)
+    }
+
+    fn commands(&self, id: &str) -> Result<mpsc::UnboundedSender<Command>> {
+        lock(&self.sessions)
+            .get(id)
+            .cloned()
+            .ok_or_else(|| invalid_params(format!("no session `{id}`")))
+    }
+
+    /// `larik/prompt`.
+    pub async fn prompt(&self, params: Value) -> Result<Value> {
+        let params: PromptParams = parse(params)?;
+        let id = match &params.session_id {
+            Some(id) => {
+                if !lock(&self.sessions).contains_key(id) {
+                    self.resume(id)?;
+                }
+                id.clone()
+            }
+            None => self.start_new(&self.workspace())?,
+        };
+        let work = self.work(&params)?;
+        let commands = self.commands(&id)?;
+        let (reply, outcome) = oneshot::channel();
+        let token_key = params.work_done_token.as_ref().map(token_key);
+        if let Some(key) = &token_key {
+            lock(&self.tokens).insert(key.clone(), id.clone());
+        }
+        commands
+            .send(Command::Prompt {
+                work,
+                token: params.work_done_token.clone(),
+                reply,
+            })
+            .map_err(|_| invalid_params(format!("session `{id}` has ended")))?;
+        // A `$/cancelRequest` drops this future; the guard then cancels the turn.
+        let mut guard = CancelOnDrop {
+            commands: Some(commands),
+        };
+        let outcome = outcome.await;
+        guard.commands = None;
+        if let Some(key) = &token_key {
+            lock(&self.tokens).remove(key);
+        }
+        match outcome {
+            Ok(Ok(stop)) => Ok(json!({"sessionId": id, "stopReason": stop_reason(stop)})),
+            Ok(Err(message)) => Err(internal(message)),
+            Err(_) => Ok(json!({"sessionId": id, "stopReason": "cancelled"})),
+        }
+    }
+
+    /// The prompt's work: a slash command, or a turn with the selection as context.
+    fn work(&self, params: &PromptParams) -> Result<Work> {
+        let mut content = prompt_content(&params.prompt)?;
+        if let [UserContent::Text { text }] = content.as_slice() {
+            let line = text.trim();
+            if line == "/undo" {
+                return Ok(Work::Undo);
+            }
+            if let Some(rest) = line.strip_prefix("/compact")
+                && (rest.is_empty() || rest.starts_with(char::is_whitespace))
+            {
+                let rest = rest.trim();
+                return Ok(Work::Compact((!rest.is_empty()).then(|| rest.to_string())));
+            }
+        }
+        if let Some(document) = &params.text_document {
+            content.push(UserContent::Text {
+                text: self.context_text(&document.uri, params.range.as_ref()),
+            });
+        }
+        Ok(Work::Turn(content))
+    }
+
+    /// The selected text (or the file's path alone) as context for a prompt.
+    fn context_text(&self, uri: &Uri, range: Option<&Range>) -> String {
+        let Some(path) = uri.to_file_path().map(|path| path.into_owned()) else {
+            return format!("(The user is looking at {}.)", uri.as_str());
+        };
+        let Some(range) = range else {
+            return format!("(The user is looking at {}.)", path.display());
+        };
+        let text = self
+            .documents
+            .text(&path)
+            .or_else(|| std::fs::read_to_string(&path).ok())
+            .unwrap_or_default();
+        let (first, last) = (range.start.line as usize, range.end.line as usize);
+        let selected: Vec<&str> = text
+            .lines()
+            .skip(first)
+            .take(last.saturating_sub(first) + 1)
+            .collect();
+        format!(
+            "The user selected lines {}-{} of {}:\n```\n{}\n```",
+            first + 1,
+            last + 1,
+            path.display(),
+            selected.join("\n")
+        )
+    }
+
+    /// `larik/cancel`.
+    pub async fn cancel(&self, params: Value) -> Result<Value> {
+        let params: SessionParams = parse(params)?;
+        let _ = self.commands(&params.session_id)?.send(Command::Cancel);
+        Ok(Value::Null)
+    }
+
+    /// `larik/sessions`.
+    pub async fn sessions(&self, _params: Value) -> Result<Value> {
+        let cwd = self.workspace();
+        let sessions = self.store.list(&cwd).map_err(internal)?;
+        let listed: Vec<Value> = sessions
+            .into_iter()
+            .map(|session| {
+                json!({
+                    "sessionId": session.id,
+                    "cwd": cwd,
+                    "firstPrompt": session.first_prompt,
+                    "updatedAt": larik_session::rfc3339(session.modified),
+                })
+            })
+            .collect();
+        Ok(json!({"sessions": listed}))
+    }
+
+    /// `larik/setMode`.
+    pub async fn set_mode(&self, params: Value) -> Result<Value> {
+        let params: SetModeParams = parse(params)?;
+        let mode = PermissionMode::parse(&params.mode)
+            .ok_or_else(|| invalid_params(format!("unknown mode `{}`", params.mode)))?;
+        let _ = self
+            .commands(&params.session_id)?
+            .send(Command::SetMode(mode));
+        Ok(Value::Null)
+    }
+
+    /// `larik/setModel`.
+    pub async fn set_model(&self, params: Value) -> Result<Value> {
+        let params: SetModelParams = parse(params)?;
+        larik_providers::split_model_name(&params.model)
+            .map_err(|error| invalid_params(error.to_string()))?;
+        let _ = self
+            .commands(&params.session_id)?
+            .send(Command::SetModel(params.model));
+        Ok(Value::Null)
+    }
+
+    /// `window/workDoneProgress/cancel`: cancels the prompt reporting on that token.
+    pub async fn progress_cancel(&self, params: Value) {
+        let Some(token) = params.get("token") else {
+            return;
+        };
+        let key = token.to_string();
+        let session = lock(&self.tokens).get(&key).cloned();
+        if let Some(id) = session
+            && let Ok(commands) = self.commands(&id)
+        {
+            let _ = commands.send(Command::Cancel);
+        }
+    }
+}
+
+/// The key of a work-done token in the token map (its JSON).
+fn token_key(token: &ProgressToken) -> String {
+    serde_json::to_value(token)
+        .unwrap_or(Value::Null)
+        .to_string()
+}
+
+/// Cancels a session's running prompt when dropped with a session still set.
+struct CancelOnDrop {
+    commands: Option<mpsc::UnboundedSender<Command>>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(commands) = self.commands.take() {
+            let _ = commands.send(Command::Cancel);
+        }
+    }
+}
+
+fn stop_reason(stop: StopReason) -> &'static str {
+    stop.as_str()
+}
+
+/// A prompt given as a string or as content blocks.
+fn prompt_content(prompt: &Value) -> Result<Vec<UserContent>> {
+    match prompt {
+        Value::String(text) if !text.trim().is_empty() => {
+            Ok(vec![UserContent::Text { text: text.clone() }])
+        }
+        Value::Array(blocks) if !blocks.is_empty() => blocks
+            .iter()
+            .map(|block| match block["type"].as_str() {
+                Some("text") => block["text"]
+                    .as_str()
+                    .map(|text| UserContent::Text {
+                        text: text.to_string(),
+                    })
+                    .ok_or_else(|| invalid_params("a text block needs `text`")),
+                Some("image") => match (block["mediaType"].as_str(), block["data"].as_str()) {
+                    (Some(media_type), Some(data)) => Ok(UserContent::Image {
+                        media_type: media_type.to_string(),
+                        data: data.to_string(),
+                    }),
+                    _ => Err(invalid_params(
+                        "an image block needs `mediaType` and `data`",
+                    )),
+                },
+                other => Err(invalid_params(format!(
+                    "unknown content block type {}",
+                    other.unwrap_or("(none)")
+                ))),
+            })
+            .collect(),
+        _ => Err(invalid_params(
+            "`prompt` must be a non-empty string or a list of content blocks",
+        )),
+    }
+}
+
+fn server_capabilities() -> ServerCapabilities {
+    ServerCapabilities {
+        text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::FULL)),
+        code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
+            code_action_kinds: Some(vec![CodeActionKind::QUICKFIX, CodeActionKind::REFACTOR]),
+            ..CodeActionOptions::default()
+        })),
+        execute_command_provider: Some(ExecuteCommandOptions {
+            commands: COMMANDS.iter().map(|command| command.to_string()).collect(),
+            ..ExecuteCommandOptions::default()
+        }),
+        experimental: Some(
+            json!({"larik": {"version": env!("CARGO_PKG_VERSION"), "events": true}}),
+        ),
+        ..ServerCapabilities::default()
+    }
+}
+
+fn path_of(uri: &Uri) -> Option<PathBuf> {
+    uri.to_file_path().map(|path| path.into_owned())
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        #[allow(deprecated, reason = "older clients send only rootUri")]
+        let workspace = params
+            .workspace_folders
+            .as_ref()
+            .and_then(|folders| folders.first())
+            .and_then(|folder| path_of(&folder.uri))
+            .or_else(|| params.root_uri.as_ref().and_then(path_of));
+        let capabilities = &params.capabilities;
+        let larik_permissions = capabilities
+            .experimental
+            .as_ref()
+            .is_some_and(|experimental| experimental["larik"]["permissions"] == true);
+        let workspace_caps = capabilities.workspace.as_ref();
+        let apply_edit = workspace_caps
+            .and_then(|workspace| workspace.apply_edit)
+            .unwrap_or(false);
+        let document_changes = workspace_caps
+            .and_then(|workspace| workspace.workspace_edit.as_ref())
+            .is_some_and(|edit| edit.document_changes == Some(true));
+        let create_files = workspace_caps
+            .and_then(|workspace| workspace.workspace_edit.as_ref())
+            .is_some_and(|edit| {
+                edit.document_changes == Some(true)
+                    && edit.resource_operations.as_ref().is_some_and(|operations| {
+                        operations
+                            .contains(&tower_lsp_server::ls_types::ResourceOperationKind::Create)
+                    })
+            });
+        *lock(&self.editor) = Editor {
+            workspace,
+            larik_permissions,
+            edits: EditSupport {
+                apply_edit,
+                document_changes,
+                create_files,
+            },
+        };
+        Ok(InitializeResult {
+            capabilities: server_capabilities(),
+            server_info: Some(ServerInfo {
+                name: "larik".into(),
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+            }),
+            offset_encoding: None,
+        })
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        // Dropping the command senders ends each session's task, which stops its agent.
+        lock(&self.sessions).clear();
+        let servers: Vec<Arc<LanguageServers>> = lock(&self.language_servers)
+            .drain()
+            .filter_map(|(_, servers)| servers)
+            .collect();
+        for servers in servers {
+            servers.shutdown().await;
+        }
+        Ok(())
+    }
+
+    async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        if let Some(path) = path_of(&params.text_document.uri) {
+            self.documents.set(path, params.text_document.text);
+        }
+    }
+
+    async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        // Full sync: the last change holds the whole text.
+        if let (Some(path), Some(change)) = (
+            path_of(&params.text_document.uri),
+            params.content_changes.into_iter().next_back(),
+        ) && change.range.is_none()
+        {
+            self.documents.set(path, change.text);
+        }
+    }
+
+    async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        if let Some(path) = path_of(&params.text_document.uri) {
+            self.documents.close(&path);
+        }
+    }
+
+    async fn code_action(
+        &self,
+        params: CodeActionParams,
+    ) -> Result<Option<Vec<CodeActionOrCommand>>> {
+        let document = json!({"uri": params.text_document.uri});
+        let command = |title: String, prompt: String, range: &Range| LspCommand {
+            title: title.clone(),
+            command: "larik.prompt".into(),
+            arguments: Some(vec![json!({
+                "prompt": prompt,
+                "textDocument": document,
+                "range": range,
+            })]),
+        };
+        let mut actions = vec![CodeActionOrCommand::CodeAction(CodeAction {
+            title: "Ask Larik…".into(),
+            kind: Some(CodeActionKind::REFACTOR),
+            command: Some(command(
+                "Ask Larik…".into(),
+                "Explain this code, and suggest improvements.".into(),
+                &params.range,
+            )),
+            ..CodeAction::default()
+        })];
+        for diagnostic in &params.context.diagnostics {
+            let title = format!("Fix with Larik: {}", diagnostic.message);
+            actions.push(CodeActionOrCommand::CodeAction(CodeAction {
+                title: title.clone(),
+                kind: Some(CodeActionKind::QUICKFIX),
+                diagnostics: Some(vec![diagnostic.clone()]),
+                command: Some(command(
+                    title,
+                    format!("Fix this problem: {}", diagnostic.message),
+                    &diagnostic.range,
+                )),
+                ..CodeAction::default()
+            }));
+        }
+        Ok(Some(actions))
+    }
+
+    async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
+        let argument = params.arguments.into_iter().next().unwrap_or(Value::Null);
+        let result = match params.command.as_str() {
+            "larik.prompt" => {
+                let argument = match argument {
+                    Value::String(prompt) => json!({"prompt": prompt}),
+                    other => other,
+                };
+                self.prompt(argument).await?
+            }
+            "larik.cancel" => self.cancel(argument).await?,
+            "larik.newSession" => {
+                let argument = if argument.is_null() {
+                    json!({})
+                } else {
+                    argument
+                };
+                self.new_session(argument).await?
+            }
+            other => {
+                return Err(invalid_params(format!(
+                    "unknown command `{other}` (offered: {})",
+                    COMMANDS.join(", ")
+                )));
+            }
+        };
+        Ok(Some(result))
+    }
+}
