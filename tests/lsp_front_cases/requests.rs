@@ -339,3 +339,82 @@ async fn execute_command_prompts_and_code_actions_offer_ask_and_fix() {
     );
     assert_eq!(log.response("mode"), &Value::Null);
 }
+
+/// `/undo` as a prompt: the file the last turn created is gone again, the `undone` event
+/// says so, and the prompt ends normally.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_as_a_prompt_puts_back_the_last_turns_files() {
+    let harness = Harness::new().await;
+    harness.server.enqueue(one_call(
+        "w1",
+        "write",
+        json!({"file_path": harness.path("notes.txt"), "content": "hello\n"}),
+    ));
+    harness.server.enqueue(answer("written"));
+    let log = harness
+        .drive_with_flags(
+            &["--permission-mode", "acceptEdits"],
+            json!({
+                "client": "neovim",
+                "steps": [
+                    initialize(),
+                    new_session(),
+                    prompt("write", "write notes"),
+                    prompt("undo", "/undo"),
+                ],
+            }),
+        )
+        .await;
+    assert_eq!(log.response("write")["stopReason"], "end_turn");
+    assert_eq!(log.response("undo")["stopReason"], "end_turn");
+    let undone = log.events_of("undone");
+    assert_eq!(undone.len(), 1, "{undone:?}");
+    assert_eq!(undone[0]["deleted"], json!(["notes.txt"]));
+    assert!(!harness.cwd().join("notes.txt").exists());
+    assert_eq!(harness.server.requests().len(), 2, "/undo asked no model");
+}
+
+/// A session of an earlier `larik lsp` process is listed by `larik/sessions` and resumed
+/// by passing its id to `larik/prompt`: the model sees the earlier conversation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listed_session_is_resumed_by_prompting_it() {
+    let harness = Harness::new().await;
+    harness.server.enqueue(answer("The secret word is heron."));
+    let first = harness
+        .drive(json!({
+            "client": "visual-studio-code",
+            "steps": [
+                initialize(),
+                // Without a session id, the prompt makes a new session.
+                {"request": "larik/prompt", "name": "p", "params": {"prompt": "pick a secret word"}},
+            ],
+        }))
+        .await;
+    let id = first.response("p")["sessionId"]
+        .as_str()
+        .expect("a session id")
+        .to_string();
+
+    harness.server.enqueue(answer("It was heron."));
+    let second = harness
+        .drive(json!({
+            "client": "visual-studio-code",
+            "steps": [
+                initialize(),
+                {"request": "larik/sessions", "name": "sessions", "params": {}},
+                {"request": "larik/prompt", "name": "again",
+                 "params": {"sessionId": id, "prompt": "what was the word?"}},
+            ],
+        }))
+        .await;
+    let listed = second.response("sessions")["sessions"].to_string();
+    assert!(listed.contains(&id), "{listed}");
+    assert_eq!(second.response("again")["sessionId"], id.as_str());
+    assert_eq!(second.response("again")["stopReason"], "end_turn");
+    let last = harness.server.requests().pop().expect("a request");
+    let body = last.body.to_string();
+    assert!(
+        body.contains("pick a secret word") && body.contains("The secret word is heron."),
+        "the resumed session carries the earlier turn: {body}"
+    );
+}
