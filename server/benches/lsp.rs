@@ -162,10 +162,11 @@ fn main() {
         lsp.send(&json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
 
         lsp.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "larik/newSession", "params": {}}));
-        lsp.answer(3);
+        let session = lsp.answer(3)["result"]["sessionId"].clone();
         server.enqueue(turn().text("Hello from the fake model.").usage(10, 5));
         let sent = Instant::now();
-        lsp.send(&json!({"jsonrpc": "2.0", "id": 4, "method": "larik/prompt", "params": {"prompt": "hello"}}));
+        lsp.send(&json!({"jsonrpc": "2.0", "id": 4, "method": "larik/prompt",
+            "params": {"sessionId": session, "prompt": "hello"}}));
         let (mut event_at, mut text_at) = (None, None);
         loop {
             let message = lsp.read();

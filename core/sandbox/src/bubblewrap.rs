@@ -4,7 +4,8 @@
 //! unless the policy allows it (then `/run`, where the host's service sockets live, stays
 //! visible too; without network it is hidden behind an empty tmpfs).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use tokio::process::Command;
 
@@ -49,8 +50,21 @@ pub(crate) fn command(
 }
 
 /// Whether `bwrap` can build a sandbox here (user namespaces may be disabled): runs
-/// `true` inside the same kind of sandbox a command gets.
+/// `true` inside the same kind of sandbox a command gets, once per process and program.
 pub(crate) fn works(bwrap: &Path) -> bool {
+    static CHECKED: Mutex<Vec<(PathBuf, bool)>> = Mutex::new(Vec::new());
+    let mut checked = CHECKED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, works)) = checked.iter().find(|(path, _)| path == bwrap) {
+        return *works;
+    }
+    let works = probe(bwrap);
+    checked.push((bwrap.to_path_buf(), works));
+    works
+}
+
+fn probe(bwrap: &Path) -> bool {
     std::process::Command::new(bwrap)
         .args([
             "--die-with-parent",
