@@ -481,6 +481,26 @@ pub fn model_of(loaded: &LoadedSession) -> String {
         .unwrap_or_else(|| format!("{}/{}", loaded.meta.provider, loaded.meta.model))
 }
 
+/// A stored session reopened to append to it, with the model it continues with: the
+/// command line's, else the one that answered last.
+pub fn resumed(
+    options: &AgentOptions,
+    store: &SessionStore,
+    loaded: LoadedSession,
+) -> anyhow::Result<(String, SessionState)> {
+    let model = options.model.clone().unwrap_or_else(|| model_of(&loaded));
+    let writer = store.resume(&loaded)?;
+    Ok((
+        model,
+        SessionState {
+            writer,
+            messages: loaded.messages,
+            usage: loaded.usage,
+            pending_notes: loaded.pending_notes,
+        },
+    ))
+}
+
 /// Creates a new, empty session for `cwd` answered by `model`.
 pub fn new_session(
     store: &SessionStore,

@@ -340,18 +340,8 @@ impl Server {
                 (mode_of(&config), config)
             }
             None => {
-                let model = self
-                    .options
-                    .model
-                    .clone()
-                    .unwrap_or_else(|| setup::model_of(&loaded));
-                let writer = self.store.resume(&loaded).map_err(internal)?;
-                let session = SessionState {
-                    writer,
-                    messages: loaded.messages,
-                    usage: loaded.usage,
-                    pending_notes: loaded.pending_notes,
-                };
+                let (model, session) =
+                    setup::resumed(&self.options, &self.store, loaded).map_err(internal)?;
                 // Started before the replay, so a session that cannot run fails before the
                 // editor shows its history; its events wait until the session task reads them.
                 let (settings, notices) = setup::project_settings(&self.env, &cwd);

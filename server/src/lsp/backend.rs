@@ -183,20 +183,11 @@ impl Backend {
             .find_in_project(&cwd, id)
             .map_err(|_| invalid_params(format!("no session `{id}` in {}", cwd.display())))?;
         let loaded = self.store.load(&path).map_err(internal)?;
-        let model = self
-            .options
-            .model
-            .clone()
-            .unwrap_or_else(|| setup::model_of(&loaded));
-        let writer = self.store.resume(&loaded).map_err(internal)?;
-        let session = SessionState {
-            writer,
-            messages: loaded.messages,
-            usage: loaded.usage,
-            pending_notes: loaded.pending_notes,
-        };
-        let (settings, notices) = setup::project_settings(&self.env, &loaded.meta.cwd);
-        self.start(&loaded.meta.cwd, model, settings, notices, session)
+        let cwd = loaded.meta.cwd.clone();
+        let (model, session) =
+            setup::resumed(&self.options, &self.store, loaded).map_err(internal)?;
+        let (settings, notices) = setup::project_settings(&self.env, &cwd);
+        self.start(&cwd, model, settings, notices, session)
             .map(drop)
     }
 
