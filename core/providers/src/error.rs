@@ -14,7 +14,10 @@ pub enum ProviderError {
         name: String,
     },
     /// The provider is not one Larik knows.
-    #[error("unknown provider `{provider}` (known: anthropic, openai)")]
+    #[error(
+        "unknown provider `{provider}` (known: anthropic, openai, and the OpenAI-compatible \
+         openai-compat, openrouter, vllm, llamacpp, lmstudio)"
+    )]
     UnknownProvider {
         /// The provider given.
         provider: String,

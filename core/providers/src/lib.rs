@@ -9,6 +9,7 @@ pub mod anthropic;
 pub mod error;
 mod http;
 pub mod models;
+pub mod openai_chat;
 pub mod openai_responses;
 pub mod pricing;
 pub mod replay;
@@ -130,7 +131,15 @@ pub struct Endpoint {
 }
 
 /// The providers this build knows, by id.
-pub const PROVIDERS: [&str; 2] = ["anthropic", "openai"];
+pub const PROVIDERS: [&str; 7] = [
+    "anthropic",
+    "openai",
+    "openai-compat",
+    "openrouter",
+    "vllm",
+    "llamacpp",
+    "lmstudio",
+];
 
 /// Splits `provider/model` into its parts.
 pub fn split_model_name(name: &str) -> Result<(&str, &str), ProviderError> {
@@ -155,6 +164,9 @@ pub fn connect(
         "openai" => Ok(Arc::new(openai_responses::OpenAiResponsesClient::new(
             model, endpoint,
         )?)),
+        "openai-compat" | "openrouter" | "vllm" | "llamacpp" | "lmstudio" => Ok(Arc::new(
+            openai_chat::OpenAiChatClient::new(provider, model, endpoint)?,
+        )),
         other => Err(ProviderError::UnknownProvider {
             provider: other.to_string(),
         }),

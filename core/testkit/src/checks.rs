@@ -189,11 +189,114 @@ pub(crate) fn openai(body: &Value) -> Vec<String> {
     problems
 }
 
+/// Problems in a Chat Completions request body: system messages only at the start, user
+/// first after them, no two user or two assistant messages in a row, every tool call id
+/// non-empty and unique, and every `tool` message answering a call of the assistant message
+/// just before its run, each call answered before the conversation moves on.
+pub(crate) fn openai_chat(body: &Value) -> Vec<String> {
+    let Some(messages) = body.get("messages").and_then(Value::as_array) else {
+        return vec!["no `messages` array".to_string()];
+    };
+    let mut problems = Vec::new();
+    let mut calls: HashSet<&str> = HashSet::new();
+    let mut answered: HashSet<&str> = HashSet::new();
+    // Calls of the last assistant message still waiting for a `tool` message.
+    let mut pending: Vec<(usize, &str)> = Vec::new();
+    let mut previous: Option<&str> = None;
+    for (index, message) in messages.iter().enumerate() {
+        let role = message.get("role").and_then(Value::as_str).unwrap_or("");
+        if role != "tool" {
+            for (call_index, id) in pending.drain(..) {
+                problems.push(format!(
+                    "messages[{call_index}]: tool call `{id}` is not answered by a tool message before messages[{index}]"
+                ));
+            }
+        }
+        match (previous, role) {
+            (None | Some("system"), "system") => {}
+            (_, "system") => problems.push(format!(
+                "messages[{index}]: a system message after the conversation started"
+            )),
+            (None | Some("system"), "user") => {}
+            (None | Some("system"), other) => problems.push(format!(
+                "messages[{index}] has role `{other}`; the conversation must start with `user`"
+            )),
+            (Some(before), now) if before == now && now != "tool" => problems.push(format!(
+                "messages[{}] and messages[{index}] are both `{now}`; roles must alternate",
+                index - 1
+            )),
+            (Some("user"), "tool") => problems.push(format!(
+                "messages[{index}]: a tool message after a user message"
+            )),
+            (_, "user" | "assistant" | "tool") => {}
+            (_, other) => problems.push(format!("messages[{index}] has unexpected role `{other}`")),
+        }
+        previous = Some(role);
+        match role {
+            "assistant" => {
+                let tool_calls = message
+                    .get("tool_calls")
+                    .and_then(Value::as_array)
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
+                for call in tool_calls {
+                    let id = call.get("id").and_then(Value::as_str).unwrap_or("");
+                    if id.is_empty() {
+                        problems.push(format!("messages[{index}]: tool call with an empty id"));
+                        continue;
+                    }
+                    if !calls.insert(id) {
+                        problems.push(format!(
+                            "messages[{index}]: tool call id `{id}` appears more than once"
+                        ));
+                    }
+                    pending.push((index, id));
+                }
+            }
+            "tool" => {
+                let id = message
+                    .get("tool_call_id")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                if id.is_empty() {
+                    problems.push(format!(
+                        "messages[{index}]: tool message with an empty tool_call_id"
+                    ));
+                    continue;
+                }
+                if !answered.insert(id) {
+                    problems.push(format!(
+                        "messages[{index}]: tool message for `{id}` appears more than once"
+                    ));
+                }
+                match pending.iter().position(|(_, call)| *call == id) {
+                    Some(position) => {
+                        pending.remove(position);
+                    }
+                    None if calls.contains(id) => problems.push(format!(
+                        "messages[{index}]: tool message for `{id}` does not follow the assistant message that called it"
+                    )),
+                    None => problems.push(format!(
+                        "messages[{index}]: tool message for `{id}` answers no earlier tool call"
+                    )),
+                }
+            }
+            _ => {}
+        }
+    }
+    for (call_index, id) in pending {
+        problems.push(format!(
+            "messages[{call_index}]: tool call `{id}` is not answered; the conversation ends after it"
+        ));
+    }
+    problems
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
-    use super::{anthropic, openai};
+    use super::{anthropic, openai, openai_chat};
 
     #[test]
     fn a_well_formed_anthropic_tool_round_trip_passes() {
@@ -303,5 +406,52 @@ mod tests {
             {"type": "function_call_output", "call_id": "c1", "output": "ok"},
         ]});
         assert_eq!(openai(&body), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_well_formed_chat_tool_round_trip_passes() {
+        let body = json!({"messages": [
+            {"role": "system", "content": "s"},
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "read", "arguments": "{}"}},
+                {"id": "b", "type": "function", "function": {"name": "read", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "a", "content": "x"},
+            {"role": "tool", "tool_call_id": "b", "content": "y"},
+            {"role": "user", "content": "more"},
+        ]});
+        assert_eq!(openai_chat(&body), Vec::<String>::new());
+    }
+
+    #[test]
+    fn chat_problems_are_each_reported() {
+        let body = json!({"messages": [
+            {"role": "assistant", "content": "first"},
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "a", "type": "function"}, {"id": "", "type": "function"},
+                {"id": "a", "type": "function"}]},
+            {"role": "tool", "tool_call_id": "zzz", "content": "x"},
+            {"role": "user", "content": "more"},
+            {"role": "user", "content": "again"},
+            {"role": "system", "content": "late"},
+        ]});
+        let problems = openai_chat(&body);
+        let expect = [
+            "must start with `user`",
+            "empty id",
+            "`a` appears more than once",
+            "answers no earlier tool call",
+            "tool call `a` is not answered",
+            "both `user`",
+            "system message after",
+        ];
+        for wanted in expect {
+            assert!(
+                problems.iter().any(|problem| problem.contains(wanted)),
+                "missing {wanted:?} in {problems:#?}"
+            );
+        }
+        assert_eq!(openai_chat(&json!({})), ["no `messages` array"]);
     }
 }

@@ -1,13 +1,15 @@
 //! Test support for Larik: a fake model API server on loopback. It speaks the real
-//! streaming wire formats of the Anthropic Messages API and the OpenAI Responses API,
-//! answers each request with the next scripted [`Reply`] (one queue shared by both
-//! endpoints), records every request, and checks every request for protocol violations
-//! such as a tool result that answers no tool call. Provider code under test talks to it
-//! over real HTTP, so the real client code is what runs.
+//! streaming wire formats of the Anthropic Messages API, the OpenAI Responses API and
+//! OpenAI-compatible Chat Completions, answers each request with the next scripted
+//! [`Reply`] (one queue shared by all endpoints), records every request, and checks every
+//! request for protocol violations such as a tool result that answers no tool call.
+//! Provider code under test talks to it over real HTTP, so the real client code is what
+//! runs.
 
 mod anthropic;
 mod checks;
 mod openai;
+mod openai_chat;
 pub mod script;
 mod sse;
 
@@ -141,6 +143,12 @@ impl FakeModelServer {
         format!("http://{}/v1", self.addr)
     }
 
+    /// The base URL for OpenAI-compatible Chat Completions clients, which post to
+    /// `{base}/chat/completions`.
+    pub fn openai_chat_base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
     /// Queues a reply; both endpoints take replies from this one queue, first in first out.
     pub fn enqueue(&self, reply: impl Into<Reply>) {
         self.shared.lock().queue.push_back(reply.into());
@@ -246,6 +254,7 @@ async fn handle(shared: Arc<Shared>, request: Request) -> Response {
                 let found = match path.as_str() {
                     "/v1/messages" => checks::anthropic(body),
                     "/v1/responses" => checks::openai(body),
+                    "/v1/chat/completions" => checks::openai_chat(body),
                     _ => vec!["unknown endpoint".to_string()],
                 };
                 state.violations.extend(
@@ -295,6 +304,8 @@ async fn handle(shared: Arc<Shared>, request: Request) -> Response {
             let stopped = shared.stopped.subscribe();
             let events = if path == "/v1/responses" {
                 openai::render(&turn, &body, number)
+            } else if path == "/v1/chat/completions" {
+                openai_chat::render(&turn, &body, number)
             } else {
                 anthropic::render(&turn, &body, number)
             };
