@@ -97,15 +97,7 @@ impl<P: WireParser> Driver<P> {
                         Err(err) => err,
                     }
                 }
-                Some(Err(EventStreamError::Transport(err))) => err,
-                Some(Err(EventStreamError::Utf8(err))) => ProviderError::Protocol {
-                    provider: provider.to_string(),
-                    message: format!("the event stream is not UTF-8: {err}"),
-                },
-                Some(Err(EventStreamError::Parser(err))) => ProviderError::Protocol {
-                    provider: provider.to_string(),
-                    message: format!("the event stream is malformed: {err}"),
-                },
+                Some(Err(err)) => stream_error(provider, err),
                 None => ProviderError::Connection {
                     provider: provider.to_string(),
                     message: format!(
@@ -117,6 +109,22 @@ impl<P: WireParser> Driver<P> {
             self.done = true;
             return Some(Err(failure));
         }
+    }
+}
+
+/// The error for a broken event stream: the transport's own, or a protocol error for a
+/// body that is not UTF-8 or not server-sent events.
+pub(crate) fn stream_error(provider: &str, err: EventStreamError<ProviderError>) -> ProviderError {
+    match err {
+        EventStreamError::Transport(err) => err,
+        EventStreamError::Utf8(err) => ProviderError::Protocol {
+            provider: provider.to_string(),
+            message: format!("the event stream is not UTF-8: {err}"),
+        },
+        EventStreamError::Parser(err) => ProviderError::Protocol {
+            provider: provider.to_string(),
+            message: format!("the event stream is malformed: {err}"),
+        },
     }
 }
 

@@ -12,7 +12,7 @@ use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use eventsource_stream::{EventStream, EventStreamError, Eventsource};
+use eventsource_stream::{EventStream, Eventsource};
 use futures::StreamExt;
 use larik_protocol::{Block, Usage};
 use serde::Deserialize;
@@ -359,15 +359,7 @@ impl Driver {
                         Err(err) => err,
                     }
                 }
-                Some(Err(EventStreamError::Transport(err))) => err,
-                Some(Err(EventStreamError::Utf8(err))) => ProviderError::Protocol {
-                    provider: provider.to_string(),
-                    message: format!("the event stream is not UTF-8: {err}"),
-                },
-                Some(Err(EventStreamError::Parser(err))) => ProviderError::Protocol {
-                    provider: provider.to_string(),
-                    message: format!("the event stream is malformed: {err}"),
-                },
+                Some(Err(err)) => crate::sse::stream_error(provider, err),
                 None if self.parser.may_end() => return self.finish(),
                 None => ProviderError::Connection {
                     provider: provider.to_string(),
