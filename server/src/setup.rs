@@ -69,10 +69,6 @@ pub fn prepare(args: &Cli, env: &Environment, cwd: PathBuf) -> anyhow::Result<Pr
         _ => new_session_model(&args.agent, &settings, env, &mut warnings)?,
     };
     let mut config = agent_config(&args.agent, env, cwd.clone(), model.clone())?;
-    warnings.extend(apply_settings(&args.agent, &settings, &mut config));
-    let (sandbox, notices) = sandbox(env, &cwd, &settings);
-    config.sandbox = Arc::new(sandbox);
-    warnings.extend(notices);
     warnings.extend(prune_checkpoints(env, &settings));
 
     let mut rewound_prompt = None;
@@ -115,7 +111,14 @@ pub fn prepare(args: &Cli, env: &Environment, cwd: PathBuf) -> anyhow::Result<Pr
         }
     };
 
-    config.checkpoints = Some(checkpoints(env, &config.cwd, session.writer.id())?);
+    configure_session(
+        &args.agent,
+        env,
+        &settings,
+        session.writer.id(),
+        &mut config,
+        &mut warnings,
+    )?;
     Ok(Prepared {
         config,
         session,
@@ -161,11 +164,31 @@ pub fn new_session_model(
     Ok(env.default_model()?)
 }
 
+/// Completes the configuration of the session `session_id` for every front end: what the
+/// project's configuration files add to the command line's settings (mode, rules), the
+/// command sandbox and the session's checkpoint store. Notices for the user go to
+/// `notices`.
+pub fn configure_session(
+    options: &AgentOptions,
+    env: &Environment,
+    settings: &Settings,
+    session_id: &str,
+    config: &mut AgentConfig,
+    notices: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    notices.extend(apply_settings(options, settings, config));
+    let (sandbox, sandbox_notices) = sandbox(env, &config.cwd, settings);
+    config.sandbox = Arc::new(sandbox);
+    notices.extend(sandbox_notices);
+    config.checkpoints = Some(checkpoints(env, &config.cwd, session_id)?);
+    Ok(())
+}
+
 /// The command sandbox for the project `cwd` belongs to: on unless the configuration or
 /// `LARIK_SANDBOX=off` switches it off, with the configuration's extra writable paths and
 /// network, the temp directories writable, and bubblewrap looked up on `PATH`. Returns what
 /// the user should hear once (no sandbox available, or a weaker one).
-pub fn sandbox(env: &Environment, cwd: &Path, settings: &Settings) -> (Sandbox, Vec<String>) {
+fn sandbox(env: &Environment, cwd: &Path, settings: &Settings) -> (Sandbox, Vec<String>) {
     let switched_off = env
         .get("LARIK_SANDBOX")
         .is_some_and(|value| value.trim() == "off");
@@ -216,7 +239,7 @@ pub fn rule_store(env: &Environment, cwd: &Path) -> Option<Arc<dyn RuleStore>> {
 
 /// The checkpoint store of a session, for `/undo`: `<data dir>/checkpoints/<session id>/`,
 /// confined to the project `cwd` belongs to.
-pub fn checkpoints(
+fn checkpoints(
     env: &Environment,
     cwd: &Path,
     session_id: &str,
@@ -256,7 +279,7 @@ fn path_dirs(env: &Environment) -> Vec<PathBuf> {
 /// Applies what the configuration files say and the command line did not: the permission
 /// mode, and the allow, ask and deny rules (added to the command line's). Returns a warning
 /// for each rule that does not parse; the others still apply.
-pub fn apply_settings(
+fn apply_settings(
     options: &AgentOptions,
     settings: &Settings,
     config: &mut AgentConfig,
@@ -442,6 +465,54 @@ fn configured_server(
         spec.checks_on_save = check;
     }
     Ok(Some(spec))
+}
+
+/// The language servers of each project a long-running front end (ACP, LSP) serves, started
+/// with the first session there (and that session's configuration), shared by the later
+/// ones.
+#[derive(Default)]
+pub struct ProjectServers {
+    by_cwd: std::sync::Mutex<std::collections::HashMap<PathBuf, Option<Arc<LanguageServers>>>>,
+}
+
+impl ProjectServers {
+    fn lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<PathBuf, Option<Arc<LanguageServers>>>>
+    {
+        self.by_cwd
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The servers of the project at `cwd` (see [`language_servers`]), started on first use.
+    pub fn for_project(
+        &self,
+        env: &Environment,
+        cwd: &Path,
+        settings: &LspSettings,
+        warnings: &mut Vec<String>,
+    ) -> anyhow::Result<Option<Arc<LanguageServers>>> {
+        let mut all = self.lock();
+        if let Some(servers) = all.get(cwd) {
+            return Ok(servers.clone());
+        }
+        let servers = language_servers(env, cwd, settings, warnings)?;
+        all.insert(cwd.to_path_buf(), servers.clone());
+        Ok(servers)
+    }
+
+    /// Stops every project's servers.
+    pub async fn shutdown(&self) {
+        let servers: Vec<Arc<LanguageServers>> = self
+            .lock()
+            .drain()
+            .filter_map(|(_, servers)| servers)
+            .collect();
+        for servers in servers {
+            servers.shutdown().await;
+        }
+    }
 }
 
 /// Gives the agent the language servers: the edit tools' checker, and the `lsp` and

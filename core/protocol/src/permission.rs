@@ -68,6 +68,18 @@ pub enum PermissionDecision {
 }
 
 impl PermissionDecision {
+    /// The wire name (`allow_once`, `allow_always`, `reject_once`, `reject_always`,
+    /// `cancelled`), the same the serde form uses; front ends use it as option ids.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PermissionDecision::AllowOnce => "allow_once",
+            PermissionDecision::AllowAlways => "allow_always",
+            PermissionDecision::RejectOnce => "reject_once",
+            PermissionDecision::RejectAlways => "reject_always",
+            PermissionDecision::Cancelled => "cancelled",
+        }
+    }
+
     /// Whether the call may run.
     pub fn allows(self) -> bool {
         matches!(
@@ -127,5 +139,26 @@ impl PermissionOption {
                 label: format!("Always reject {rule}"),
             },
         ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_decisions_name_is_its_serde_form() {
+        for decision in [
+            PermissionDecision::AllowOnce,
+            PermissionDecision::AllowAlways,
+            PermissionDecision::RejectOnce,
+            PermissionDecision::RejectAlways,
+            PermissionDecision::Cancelled,
+        ] {
+            assert_eq!(
+                serde_json::to_value(decision).expect("serializes"),
+                decision.as_str()
+            );
+        }
     }
 }

@@ -26,7 +26,6 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::{Client, Error, ErrorCode};
 use larik_agent::{AgentHandle, SessionState};
 use larik_config::{Environment, Settings};
-use larik_lsp::LanguageServers;
 use larik_protocol::{PermissionMode, ReasoningEffort, Usage};
 use larik_providers::PROVIDERS;
 use larik_session::{LoadedSession, SessionStore};
@@ -84,7 +83,7 @@ pub struct Server {
     client: Mutex<ClientCapabilities>,
     sessions: Mutex<HashMap<String, Live>>,
     /// One set of language servers per project, shared by its sessions.
-    language_servers: Mutex<HashMap<PathBuf, Option<Arc<LanguageServers>>>>,
+    language_servers: setup::ProjectServers,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -161,7 +160,7 @@ impl Server {
             store,
             client: Mutex::new(ClientCapabilities::new()),
             sessions: Mutex::new(HashMap::new()),
-            language_servers: Mutex::new(HashMap::new()),
+            language_servers: setup::ProjectServers::default(),
         })
     }
 
@@ -377,13 +376,15 @@ impl Server {
         } = configured;
         let mut config =
             setup::agent_config(&self.options, &self.env, cwd, model.clone()).map_err(internal)?;
-        notices.extend(setup::apply_settings(&self.options, &settings, &mut config));
-        let (sandbox, sandbox_notices) = setup::sandbox(&self.env, &config.cwd, &settings);
-        config.sandbox = Arc::new(sandbox);
-        notices.extend(sandbox_notices);
-        config.checkpoints = Some(
-            setup::checkpoints(&self.env, &config.cwd, session.writer.id()).map_err(internal)?,
-        );
+        setup::configure_session(
+            &self.options,
+            &self.env,
+            &settings,
+            session.writer.id(),
+            &mut config,
+            &mut notices,
+        )
+        .map_err(internal)?;
         let client = lock(&self.client).clone();
         config.files = Arc::new(EditorFiles::new(
             connection.clone(),
@@ -391,7 +392,10 @@ impl Server {
             client.fs.read_text_file,
             client.fs.write_text_file,
         ));
-        let servers = self.language_servers(&config.cwd, &settings, &mut notices)?;
+        let servers = self
+            .language_servers
+            .for_project(&self.env, &config.cwd, &settings.lsp, &mut notices)
+            .map_err(internal)?;
         setup::attach_language_servers(&self.options, &mut config, servers.as_ref());
         let (mode, reasoning, usage) = (config.mode, config.reasoning, session.usage);
         let agent = larik_agent::spawn(config, session).map_err(internal)?;
@@ -403,24 +407,6 @@ impl Server {
             usage,
             notices,
         })
-    }
-
-    /// The language servers of the project at `cwd`, started on first use (with the
-    /// configuration of the first session there).
-    fn language_servers(
-        &self,
-        cwd: &Path,
-        settings: &Settings,
-        notices: &mut Vec<String>,
-    ) -> Result<Option<Arc<LanguageServers>>, Error> {
-        let mut all = lock(&self.language_servers);
-        if let Some(servers) = all.get(cwd) {
-            return Ok(servers.clone());
-        }
-        let servers =
-            setup::language_servers(&self.env, cwd, &settings.lsp, notices).map_err(internal)?;
-        all.insert(cwd.to_path_buf(), servers.clone());
-        Ok(servers)
     }
 
     /// Hands a started agent to a new session task and registers the session.
@@ -530,13 +516,7 @@ impl Server {
             let _ = stopped.wait_for(|stopped| *stopped).await;
         }
         lock(&self.sessions).clear();
-        let servers: Vec<Arc<LanguageServers>> = lock(&self.language_servers)
-            .drain()
-            .filter_map(|(_, servers)| servers)
-            .collect();
-        for servers in servers {
-            servers.shutdown().await;
-        }
+        self.language_servers.shutdown().await;
     }
 
     /// The session and work a `session/prompt` asks for.

@@ -632,7 +632,7 @@ impl SessionTask {
                 Ok(response) => match response.outcome {
                     RequestPermissionOutcome::Selected(selected) => offered
                         .iter()
-                        .find(|option| option_id(option) == selected.option_id.to_string())
+                        .find(|option| option.decision.as_str() == selected.option_id.to_string())
                         .map_or(PermissionDecision::RejectOnce, |option| option.decision),
                     _ => PermissionDecision::Cancelled,
                 },
@@ -651,17 +651,6 @@ fn same_path(content: &ToolCallContent, path: &str) -> bool {
     matches!(content, ToolCallContent::Diff(diff) if diff.path.as_os_str() == path)
 }
 
-/// The option id the editor echoes back: the decision's name.
-fn option_id(option: &PermissionOption) -> &'static str {
-    match option.decision {
-        PermissionDecision::AllowOnce => "allow_once",
-        PermissionDecision::AllowAlways => "allow_always",
-        PermissionDecision::RejectOnce => "reject_once",
-        PermissionDecision::RejectAlways => "reject_always",
-        PermissionDecision::Cancelled => "cancelled",
-    }
-}
-
 fn acp_option(option: &PermissionOption) -> AcpOption {
     let kind = match option.kind {
         PermissionOptionKind::AllowOnce => AcpOptionKind::AllowOnce,
@@ -669,5 +658,5 @@ fn acp_option(option: &PermissionOption) -> AcpOption {
         PermissionOptionKind::RejectOnce => AcpOptionKind::RejectOnce,
         PermissionOptionKind::RejectAlways => AcpOptionKind::RejectAlways,
     };
-    AcpOption::new(option_id(option), option.label.clone(), kind)
+    AcpOption::new(option.decision.as_str(), option.label.clone(), kind)
 }

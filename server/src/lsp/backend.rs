@@ -9,7 +9,6 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use larik_agent::SessionState;
 use larik_config::Environment;
-use larik_lsp::LanguageServers;
 use larik_protocol::{PermissionMode, StopReason, UserContent};
 use larik_session::SessionStore;
 use serde::Deserialize;
@@ -50,7 +49,7 @@ pub struct Backend {
     documents: Arc<Documents>,
     editor: Mutex<Editor>,
     sessions: Mutex<HashMap<String, mpsc::UnboundedSender<Command>>>,
-    language_servers: Mutex<HashMap<PathBuf, Option<Arc<LanguageServers>>>>,
+    language_servers: setup::ProjectServers,
     /// Work-done tokens of running prompts → their session, for
     /// `window/workDoneProgress/cancel`.
     tokens: Mutex<HashMap<String, String>>,
@@ -139,7 +138,7 @@ impl Backend {
             documents: Arc::default(),
             editor: Mutex::default(),
             sessions: Mutex::default(),
-            language_servers: Mutex::default(),
+            language_servers: setup::ProjectServers::default(),
             tokens: Mutex::default(),
         })
     }
@@ -201,31 +200,25 @@ impl Backend {
     ) -> Result<String> {
         let mut config = setup::agent_config(&self.options, &self.env, cwd.to_path_buf(), model)
             .map_err(internal)?;
-        notices.extend(setup::apply_settings(&self.options, &settings, &mut config));
-        let (sandbox, sandbox_notices) = setup::sandbox(&self.env, cwd, &settings);
-        config.sandbox = Arc::new(sandbox);
-        notices.extend(sandbox_notices);
-        config.checkpoints =
-            Some(setup::checkpoints(&self.env, cwd, session.writer.id()).map_err(internal)?);
+        setup::configure_session(
+            &self.options,
+            &self.env,
+            &settings,
+            session.writer.id(),
+            &mut config,
+            &mut notices,
+        )
+        .map_err(internal)?;
         let editor = lock(&self.editor).clone();
         config.files = Arc::new(EditorFiles::new(
             Arc::clone(&self.documents),
             self.client.clone(),
             editor.edits,
         ));
-        let servers = {
-            let mut all = lock(&self.language_servers);
-            match all.get(cwd) {
-                Some(servers) => servers.clone(),
-                None => {
-                    let servers =
-                        setup::language_servers(&self.env, cwd, &settings.lsp, &mut notices)
-                            .map_err(internal)?;
-                    all.insert(cwd.to_path_buf(), servers.clone());
-                    servers
-                }
-            }
-        };
+        let servers = self
+            .language_servers
+            .for_project(&self.env, cwd, &settings.lsp, &mut notices)
+            .map_err(internal)?;
         setup::attach_language_servers(&self.options, &mut config, servers.as_ref());
         let id = session.writer.id().to_string();
         let agent = larik_agent::spawn(config, session).map_err(internal)?;
@@ -536,13 +529,7 @@ impl LanguageServer for Backend {
     async fn shutdown(&self) -> Result<()> {
         // Dropping the command senders ends each session's task, which stops its agent.
         lock(&self.sessions).clear();
-        let servers: Vec<Arc<LanguageServers>> = lock(&self.language_servers)
-            .drain()
-            .filter_map(|(_, servers)| servers)
-            .collect();
-        for servers in servers {
-            servers.shutdown().await;
-        }
+        self.language_servers.shutdown().await;
         Ok(())
     }
 

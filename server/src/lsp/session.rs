@@ -322,7 +322,7 @@ impl Question {
                 .options
                 .iter()
                 .map(|option| {
-                    let id = decision_id(option.decision);
+                    let id = option.decision.as_str();
                     json!({"optionId": id, "name": option.label, "kind": id})
                 })
                 .collect();
@@ -339,7 +339,7 @@ impl Question {
                         self.options
                             .iter()
                             .map(|option| option.decision)
-                            .find(|decision| decision_id(*decision) == id)
+                            .find(|decision| decision.as_str() == id)
                     })
                     .unwrap_or(PermissionDecision::RejectOnce),
                 Err(_) => PermissionDecision::RejectOnce,
@@ -367,16 +367,5 @@ impl Question {
             Some(title) if title == "Always allow" => PermissionDecision::AllowAlways,
             _ => PermissionDecision::RejectOnce,
         }
-    }
-}
-
-/// The option id of a decision (the protocol's snake_case name).
-fn decision_id(decision: PermissionDecision) -> &'static str {
-    match decision {
-        PermissionDecision::AllowOnce => "allow_once",
-        PermissionDecision::AllowAlways => "allow_always",
-        PermissionDecision::RejectOnce => "reject_once",
-        PermissionDecision::RejectAlways => "reject_always",
-        PermissionDecision::Cancelled => "cancelled",
     }
 }
