@@ -115,6 +115,7 @@ pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
                 Some("stopped before the task was done (turn cap or loop guard)")
             }
             StopReason::Refusal => Some("the model refused to continue"),
+            StopReason::BudgetExceeded => Some("stopped: the session's budget is spent"),
             StopReason::Cancelled => Some("cancelled"),
             StopReason::EndTurn | StopReason::MaxTokens | StopReason::Error => None,
         };
@@ -274,6 +275,7 @@ impl Printer {
                     _ if is_error && outcome.stop_reason == StopReason::MaxTurns => {
                         "error_max_turns"
                     }
+                    StopReason::BudgetExceeded => "error_max_budget_usd",
                     _ if is_error => "error_during_execution",
                     _ => "success",
                 };

@@ -7,6 +7,7 @@
 //! the request cap or the loop guard ends it, or an interrupt cancels it. Every message is
 //! appended to the session file as it is made, so a crash loses nothing written before.
 
+mod budget;
 mod calls;
 mod compact;
 mod guard;
@@ -15,6 +16,9 @@ mod prompt;
 mod runner;
 mod turn;
 mod undo;
+mod window;
+
+pub use budget::Budget;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -88,6 +92,14 @@ pub struct AgentConfig {
     /// Where each turn saves files before changing them, for `/undo`; `None` keeps no
     /// checkpoints.
     pub checkpoints: Option<Arc<larik_checkpoints::CheckpointStore>>,
+    /// The spending cap shared with every agent started for a subtask; `None` for none.
+    pub budget: Option<Arc<Budget>>,
+    /// Compact the conversation before a request that would pass this share of the context
+    /// window (0 to 1); `None` compacts only on `/compact` and when the provider says the
+    /// conversation does not fit.
+    pub auto_compact_share: Option<f64>,
+    /// Context windows by `provider/model`, overriding Larik's table (from configuration).
+    pub context_windows: BTreeMap<String, u64>,
 }
 
 impl AgentConfig {
@@ -115,9 +127,16 @@ impl AgentConfig {
             feedback: None,
             checkpoints: None,
             rule_store: None,
+            budget: None,
+            auto_compact_share: Some(DEFAULT_AUTO_COMPACT_SHARE),
+            context_windows: BTreeMap::new(),
         }
     }
 }
+
+/// The share of the context window past which a conversation is compacted by default: the
+/// rest leaves room for the answer and the tool output of the next few requests.
+pub const DEFAULT_AUTO_COMPACT_SHARE: f64 = 0.8;
 
 /// Keeps the rules of "always allow" and "always reject" answers for later sessions.
 pub trait RuleStore: Send + Sync {

@@ -91,6 +91,12 @@ pub(crate) struct Runner {
     pub(crate) checkpoint: Option<Arc<dyn larik_tools::Checkpoint>>,
     /// What the model must hear with the next prompt (files an `/undo` put back).
     pub(crate) notes_for_model: Vec<String>,
+    /// The model's context window in tokens, when known.
+    pub(crate) context_window: Option<u64>,
+    /// Whether the provider was asked about the current model yet.
+    pub(crate) model_info_known: bool,
+    /// The token count of the last request, for the context window's fill.
+    pub(crate) measured: Option<crate::window::Measured>,
 }
 
 impl Runner {
@@ -100,6 +106,9 @@ impl Runner {
         events: mpsc::UnboundedSender<Event>,
     ) -> Result<Self, AgentError> {
         let client = connect_model(&config, &config.model)?;
+        if let Some(budget) = &config.budget {
+            budget.charge(session.usage.cost_usd);
+        }
         let policy = PermissionPolicy::new(config.mode, config.rules.clone(), config.home.clone());
         let tool_specs = config
             .tools
@@ -134,6 +143,9 @@ impl Runner {
             reads: Arc::default(),
             checkpoint: None,
             notes_for_model: session.pending_notes,
+            context_window: known_window(&config, &config.model),
+            model_info_known: false,
+            measured: None,
             config,
         })
     }
@@ -202,6 +214,10 @@ impl Runner {
         match connect_model(&self.config, &model) {
             Ok(client) => {
                 self.client = client;
+                self.context_window = known_window(&self.config, &model);
+                self.model_info_known = false;
+                // Another model counts tokens its own way.
+                self.measured = None;
                 self.model_name = model.clone();
                 self.events.emit(Event::ModelChanged { model });
             }
@@ -248,6 +264,11 @@ impl Runner {
         });
     }
 
+    /// The session file's path, for the model to search after a compaction.
+    pub(crate) fn session_path(&self) -> String {
+        self.session.path().display().to_string()
+    }
+
     /// Adds a message to the transcript and the session file.
     pub(crate) fn record(&mut self, message: Message) {
         if let Err(error) = self.session.append_message(&message) {
@@ -273,6 +294,7 @@ impl Runner {
         }
         let replaced = self.transcript.len();
         self.transcript = vec![Message::user_text(summary)];
+        self.measured = None;
         // The model no longer holds the files' text, so it must read a file again before
         // editing it, as after a resume.
         self.reads = Arc::default();
@@ -363,6 +385,15 @@ impl Inbox {
             }
         }
     }
+}
+
+/// The context window of `model` from the configuration, else from Larik's table.
+fn known_window(config: &AgentConfig, model: &str) -> Option<u64> {
+    config
+        .context_windows
+        .get(model)
+        .copied()
+        .or_else(|| larik_providers::context_window(model))
 }
 
 fn connect_model(config: &AgentConfig, model: &str) -> Result<Arc<dyn ModelClient>, AgentError> {

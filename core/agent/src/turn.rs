@@ -10,8 +10,10 @@ use larik_providers::{
 };
 use tokio_util::sync::CancellationToken;
 
+use crate::compact::{Cause, Summarised};
 use crate::guard::LoopGuard;
 use crate::runner::Runner;
+use crate::window::Measured;
 
 /// How one model request ended.
 pub(crate) enum RequestOutcome {
@@ -49,8 +51,12 @@ impl Runner {
 
         let mut turn_usage = Usage::default();
         let mut requests = 0u32;
+        let mut answers = 0u32;
         let mut guard = LoopGuard::default();
         let mut last_message = String::new();
+        // One compaction per overflow, and never two in a row without a request between.
+        let mut overflow_handled = false;
+        let mut just_compacted = false;
         let stop_reason = loop {
             if cancel.is_cancelled() {
                 break StopReason::Cancelled;
@@ -63,11 +69,62 @@ impl Runner {
                 });
                 break StopReason::MaxTurns;
             }
-            requests += 1;
+            if let Some(notice) = self.budget_notice() {
+                self.events.emit(Event::Notice { message: notice });
+                break StopReason::BudgetExceeded;
+            }
+            if !self.learn_model_info(&cancel).await {
+                break StopReason::Cancelled;
+            }
+            // Before the turn's first answer the prompt stays out of the summary, verbatim.
+            let keep_last = usize::from(answers == 0);
             let request = self.model_request(None);
+            if !just_compacted && let Some(notice) = self.threshold_notice(&request, keep_last) {
+                self.events.emit(Event::Notice { message: notice });
+                requests += 1;
+                just_compacted = true;
+                match self
+                    .summarise(None, keep_last, Cause::Threshold, &cancel)
+                    .await
+                {
+                    Summarised::Done { usage, .. } | Summarised::Failed(usage) => {
+                        turn_usage.add(&usage);
+                        continue;
+                    }
+                    Summarised::Cancelled => break StopReason::Cancelled,
+                }
+            }
+            just_compacted = false;
+            requests += 1;
             let response = match self.request_once(request, &cancel, Deltas::Emit).await {
                 RequestOutcome::Done(response) => response,
                 RequestOutcome::Cancelled => break StopReason::Cancelled,
+                RequestOutcome::Failed(error @ ProviderError::ContextTooLong { .. })
+                    if !overflow_handled && self.transcript.len() > keep_last =>
+                {
+                    overflow_handled = true;
+                    self.events.emit(Event::Notice {
+                        message: format!(
+                            "{error}; compacting the conversation and trying once more"
+                        ),
+                    });
+                    just_compacted = true;
+                    requests += 1;
+                    match self
+                        .summarise(None, keep_last, Cause::Overflow, &cancel)
+                        .await
+                    {
+                        Summarised::Done { usage, .. } => {
+                            turn_usage.add(&usage);
+                            continue;
+                        }
+                        Summarised::Failed(usage) => {
+                            turn_usage.add(&usage);
+                            break StopReason::Error;
+                        }
+                        Summarised::Cancelled => break StopReason::Cancelled,
+                    }
+                }
                 RequestOutcome::Failed(error) => {
                     self.events.emit(Event::Error {
                         kind: error_kind(&error),
@@ -76,6 +133,7 @@ impl Runner {
                     break StopReason::Error;
                 }
             };
+            answers += 1;
 
             turn_usage.add(&response.usage);
             self.account_usage(&response.usage);
@@ -90,6 +148,7 @@ impl Runner {
                 .map(|(id, name, input)| (id.to_string(), name.to_string(), input.clone()))
                 .collect();
             self.record(message);
+            self.measured = Measured::from_usage(&response.usage, self.transcript.len());
 
             if calls.is_empty() {
                 break match response.stop {
@@ -133,6 +192,11 @@ impl Runner {
     pub(crate) fn model_request(&self, extra: Option<Message>) -> Arc<ModelRequest> {
         let mut messages = self.transcript.clone();
         messages.extend(extra);
+        self.request_with(messages)
+    }
+
+    /// The request for `messages` with this context's system prompt and tools.
+    pub(crate) fn request_with(&self, messages: Vec<Message>) -> Arc<ModelRequest> {
         Arc::new(ModelRequest {
             system: self.system_prompt.clone(),
             messages,
@@ -145,11 +209,15 @@ impl Runner {
     /// Adds one request's usage to the session total, records it and reports it.
     pub(crate) fn account_usage(&mut self, usage: &Usage) {
         self.usage.add(usage);
+        if let Some(budget) = &self.config.budget {
+            budget.charge(usage.cost_usd);
+        }
         self.record_usage(usage);
         self.events.emit(Event::Usage {
             model: self.model_name.clone(),
             request: *usage,
             total: self.usage,
+            context_window: self.context_window,
         });
     }
 
@@ -180,6 +248,9 @@ impl Runner {
                     }
                 }
                 Some(Ok(StreamEvent::ToolCallStarted { .. })) => {}
+                Some(Ok(StreamEvent::Notice(message))) => {
+                    self.events.emit(Event::Notice { message });
+                }
                 Some(Ok(StreamEvent::Retrying {
                     attempt,
                     delay_ms,

@@ -91,6 +91,27 @@ impl Harness {
         store.load(&latest.path).expect("load").messages
     }
 
+    /// The session file's path.
+    fn session_file(&self) -> String {
+        let cwd = self.project.path().canonicalize().expect("cwd");
+        let latest = self.store().latest(&cwd).expect("list").expect("a session");
+        latest.path.display().to_string()
+    }
+
+    /// Checks that `text` is the message standing for a summarised conversation: it names
+    /// the session file to search for details and ends with the model's summary.
+    fn assert_summary_message(&self, text: &str) {
+        assert!(
+            text.starts_with(&format!(
+                "<compacted session_file=\"{}\">",
+                self.session_file()
+            )),
+            "{text}"
+        );
+        assert!(text.contains("search it"), "{text}");
+        assert!(text.ends_with(SUMMARY), "{text}");
+    }
+
     fn request(&self, index: usize) -> RecordedRequest {
         self.server.requests()[index].clone()
     }
@@ -242,7 +263,9 @@ async fn compaction_replaces_two_turns(model: &str) {
     h.exchange("third question", "third answer").await;
     let next = conversation(&h.request(3));
     let sent_texts: Vec<String> = next.iter().flat_map(texts).collect();
-    assert_eq!(sent_texts, [SUMMARY, "third question"]);
+    assert_eq!(sent_texts.len(), 2, "{sent_texts:?}");
+    h.assert_summary_message(&sent_texts[0]);
+    assert_eq!(sent_texts[1], "third question");
     assert!(next.iter().all(|message| message["role"] == "user"));
     h.server.assert_no_violations();
 }
@@ -267,7 +290,10 @@ async fn the_anthropic_summary_and_next_prompt_share_one_user_message() {
     h.exchange("go on", "going on").await;
     let next = conversation(&h.request(2));
     assert_eq!(next.len(), 1, "roles alternate: {next:#?}");
-    assert_eq!(texts(&next[0]), [SUMMARY, "go on"]);
+    let sent = texts(&next[0]);
+    assert_eq!(sent.len(), 2);
+    h.assert_summary_message(&sent[0]);
+    assert_eq!(sent[1], "go on");
     h.server.assert_no_violations();
 }
 
@@ -281,13 +307,14 @@ async fn a_resumed_session_continues_exactly_like_the_compacted_agent() {
     h.turn_complete().await;
 
     let saved = h.saved_messages();
-    assert_eq!(saved, [Message::user_text(SUMMARY)]);
+    assert_eq!(saved.len(), 1);
+    h.assert_summary_message(&saved[0].text());
 
     h.exchange("third question", "third answer").await;
     assert_eq!(
         h.saved_messages(),
         [
-            Message::user_text(SUMMARY),
+            saved[0].clone(),
             Message::user_text("third question"),
             Message::assistant(
                 vec![larik_protocol::Block::Text {

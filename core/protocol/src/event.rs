@@ -22,6 +22,8 @@ pub enum StopReason {
     MaxTurns,
     /// The model refused to continue.
     Refusal,
+    /// The session's spending cap was reached before the next request.
+    BudgetExceeded,
     /// The user interrupted the turn.
     Cancelled,
     /// The turn failed; an [`Event::Error`] came before.
@@ -36,6 +38,7 @@ impl StopReason {
             StopReason::MaxTokens => "max_tokens",
             StopReason::MaxTurns => "max_turns",
             StopReason::Refusal => "refusal",
+            StopReason::BudgetExceeded => "budget_exceeded",
             StopReason::Cancelled => "cancelled",
             StopReason::Error => "error",
         }
@@ -193,6 +196,10 @@ pub enum Event {
         request: Usage,
         /// The session (this branch) so far.
         total: Usage,
+        /// The model's context window in tokens, when known: what the server loaded (a
+        /// local server) or the model's listed window.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        context_window: Option<u64>,
     },
     /// The model's plan for the turn, complete each time (it replaces the previous one).
     Plan {

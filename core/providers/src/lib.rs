@@ -7,8 +7,10 @@
 
 pub mod anthropic;
 pub mod error;
+pub mod gemini;
 mod http;
 pub mod models;
+pub mod ollama;
 pub mod openai_chat;
 pub mod openai_responses;
 pub mod pricing;
@@ -16,6 +18,7 @@ pub mod replay;
 pub mod retry;
 mod sse;
 
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -104,12 +107,30 @@ pub enum StreamEvent {
         /// Why the previous attempt failed.
         reason: String,
     },
+    /// Something the user should know about this request that is not an error, e.g. that
+    /// the prompt filled the model's whole context window.
+    Notice(String),
     /// The answer is complete. Always the last item of a successful stream.
     Completed(ModelResponse),
 }
 
 /// A stream of one response. Ends after [`StreamEvent::Completed`] or an error.
 pub type ResponseStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, ProviderError>> + Send>>;
+
+/// What the server says about the model it serves, as far as the provider can ask.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ModelInfo {
+    /// The context window in tokens the server actually runs the model with.
+    pub context_window: Option<u64>,
+    /// Whether the model can call tools; `None` when the server does not say.
+    pub supports_tools: Option<bool>,
+    /// Things the user should know about the model, one sentence each.
+    pub notices: Vec<String>,
+}
+
+/// A future answering [`ModelClient::model_info`].
+pub type ModelInfoFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<ModelInfo, ProviderError>> + Send + 'a>>;
 
 /// A model behind a provider's API.
 pub trait ModelClient: Send + Sync {
@@ -119,6 +140,11 @@ pub trait ModelClient: Send + Sync {
     fn model(&self) -> &str;
     /// One attempt at a request, without retries. Dropping the stream aborts the request.
     fn stream(&self, request: Arc<ModelRequest>) -> ResponseStream;
+    /// Asks the server about the model (context window, tool support). Providers whose
+    /// servers do not say answer with nothing known.
+    fn model_info(&self) -> ModelInfoFuture<'_> {
+        Box::pin(async { Ok(ModelInfo::default()) })
+    }
 }
 
 /// Where and with what key to reach a provider.
@@ -131,14 +157,16 @@ pub struct Endpoint {
 }
 
 /// The providers this build knows, by id.
-pub const PROVIDERS: [&str; 7] = [
+pub const PROVIDERS: [&str; 9] = [
     "anthropic",
     "openai",
+    "gemini",
     "openai-compat",
     "openrouter",
     "vllm",
     "llamacpp",
     "lmstudio",
+    "ollama",
 ];
 
 /// Splits `provider/model` into its parts.
@@ -164,9 +192,11 @@ pub fn connect(
         "openai" => Ok(Arc::new(openai_responses::OpenAiResponsesClient::new(
             model, endpoint,
         )?)),
+        "gemini" => Ok(Arc::new(gemini::GeminiClient::new(model, endpoint)?)),
         "openai-compat" | "openrouter" | "vllm" | "llamacpp" | "lmstudio" => Ok(Arc::new(
             openai_chat::OpenAiChatClient::new(provider, model, endpoint)?,
         )),
+        "ollama" => Ok(Arc::new(ollama::OllamaClient::new(model, endpoint)?)),
         other => Err(ProviderError::UnknownProvider {
             provider: other.to_string(),
         }),

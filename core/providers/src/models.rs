@@ -131,6 +131,27 @@ pub const KNOWN_MODELS: &[KnownModel] = &[
         400_000,
         prices(0.25, 2.0, 0.025, 0.0),
     ),
+    model(
+        "gemini",
+        "gemini-3-pro-preview",
+        "Gemini 3 Pro (preview)",
+        1_048_576,
+        prices(2.0, 12.0, 0.20, 0.0),
+    ),
+    model(
+        "gemini",
+        "gemini-2.5-pro",
+        "Gemini 2.5 Pro",
+        1_048_576,
+        prices(1.25, 10.0, 0.125, 0.0),
+    ),
+    model(
+        "gemini",
+        "gemini-2.5-flash",
+        "Gemini 2.5 Flash",
+        1_048_576,
+        prices(0.30, 2.50, 0.03, 0.0),
+    ),
 ];
 
 /// The entry for `provider/model`, also for a dated snapshot of a known model.

@@ -8,12 +8,15 @@
 
 use larik_protocol::{Block, Message};
 
+/// The provider whose unsigned reasoning goes back to the model that wrote it.
+const UNSIGNED_REPLAY_PROVIDER: &str = "ollama";
+
 /// The blocks of `message` that `provider`'s `model` may receive, in order.
 ///
 /// Text, images, tool calls and tool results always pass. A signed `Thinking` block and an
 /// `Opaque` block pass only when the block came from `provider` and the message was written
 /// by `provider/model`. A `Thinking` block without a signature is display-only and is never
-/// sent.
+/// sent, except Ollama's: its reasoning is plain text that the same model reads back.
 pub fn replayable_blocks<'a>(message: &'a Message, provider: &str, model: &str) -> Vec<&'a Block> {
     let same_model = message
         .model
@@ -32,7 +35,11 @@ pub fn replayable_blocks<'a>(message: &'a Message, provider: &str, model: &str) 
                 signature,
                 provider: from,
                 ..
-            } => signature.is_some() && same_model && from == provider,
+            } => {
+                (signature.is_some() || from == UNSIGNED_REPLAY_PROVIDER)
+                    && same_model
+                    && from == provider
+            }
             Block::Opaque { provider: from, .. } => same_model && from == provider,
         })
         .collect()
@@ -128,6 +135,30 @@ mod tests {
         let message = mixed_message("openai/gpt-5");
         let blocks = replayable_blocks(&message, "openai", "gpt-5");
         assert!(!kinds(&blocks).contains(&"thinking:summary".to_string()));
+    }
+
+    #[test]
+    fn ollama_reasoning_goes_back_only_to_the_same_ollama_model() {
+        let thinking = Block::Thinking {
+            text: "plain".into(),
+            signature: None,
+            provider: "ollama".into(),
+        };
+        let message = Message::assistant(
+            vec![thinking, Block::Text { text: "hi".into() }],
+            "ollama/qwen3:8b",
+        );
+        let same = replayable_blocks(&message, "ollama", "qwen3:8b");
+        assert_eq!(kinds(&same), ["thinking:plain", "text:hi"]);
+        let other_model = replayable_blocks(&message, "ollama", "llama3.2");
+        assert_eq!(kinds(&other_model), ["text:hi"]);
+        let other_provider = replayable_blocks(&message, "vllm", "qwen3:8b");
+        assert_eq!(kinds(&other_provider), ["text:hi"]);
+        let copied = Message::assistant(message.content.clone(), "vllm/qwen3:8b");
+        assert_eq!(
+            kinds(&replayable_blocks(&copied, "vllm", "qwen3:8b")),
+            ["text:hi"]
+        );
     }
 
     #[test]

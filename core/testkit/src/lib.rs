@@ -1,18 +1,27 @@
 //! Test support for Larik: a fake model API server on loopback. It speaks the real
 //! streaming wire formats of the Anthropic Messages API, the OpenAI Responses API and
-//! OpenAI-compatible Chat Completions, answers each request with the next scripted
-//! [`Reply`] (one queue shared by all endpoints), records every request, and checks every
-//! request for protocol violations such as a tool result that answers no tool call.
+//! OpenAI-compatible Chat Completions, Google Gemini's `streamGenerateContent`, and
+//! Ollama's native `/api/chat` (newline-delimited JSON), answers each request with the next
+//! scripted [`Reply`] (one queue shared by all endpoints), records every request, and
+//! checks every request for protocol violations such as a tool result that answers no tool
+//! call. Ollama's `/api/show` and `/api/ps` are
+//! answered from the models set with [`FakeModelServer::set_ollama_model`], without taking
+//! a scripted reply.
 //! Provider code under test talks to it over real HTTP, so the real client code is what
 //! runs.
 
 mod anthropic;
 mod checks;
+mod gemini;
+mod ollama;
 mod openai;
 mod openai_chat;
+pub mod prefix;
 pub mod script;
 mod sse;
 
+pub use ollama::OllamaModelInfo;
+pub use prefix::PrefixStats;
 pub use script::*;
 
 use std::collections::VecDeque;
@@ -72,6 +81,8 @@ struct State {
     queue: VecDeque<Reply>,
     requests: Vec<RecordedRequest>,
     violations: Vec<String>,
+    prefix: prefix::Tracker,
+    ollama_models: Vec<OllamaModelInfo>,
 }
 
 impl Shared {
@@ -149,6 +160,25 @@ impl FakeModelServer {
         format!("http://{}/v1", self.addr)
     }
 
+    /// The base URL for the Gemini client, which posts to
+    /// `{base}/v1beta/models/{model}:streamGenerateContent`.
+    pub fn gemini_base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The base URL for the Ollama client, which posts to `{base}/api/chat`.
+    pub fn ollama_base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Makes `/api/show` and `/api/ps` describe `model`, replacing a model of the same name.
+    /// Models not set are not found, as on a server that never pulled them.
+    pub fn set_ollama_model(&self, model: OllamaModelInfo) {
+        let mut state = self.shared.lock();
+        state.ollama_models.retain(|known| known.name != model.name);
+        state.ollama_models.push(model);
+    }
+
     /// Queues a reply; both endpoints take replies from this one queue, first in first out.
     pub fn enqueue(&self, reply: impl Into<Reply>) {
         self.shared.lock().queue.push_back(reply.into());
@@ -162,6 +192,12 @@ impl FakeModelServer {
     /// Protocol problems found in the requests so far, each naming its request number.
     pub fn violations(&self) -> Vec<String> {
         self.shared.lock().violations.clone()
+    }
+
+    /// How the requests so far extended their context's previous request (the prompt-cache
+    /// rule); a request that breaks it is also a violation.
+    pub fn prefix_stats(&self) -> PrefixStats {
+        self.shared.lock().prefix.stats()
     }
 
     /// Panics listing the protocol violations, if there are any.
@@ -238,23 +274,32 @@ async fn handle(shared: Arc<Shared>, request: Request) -> Response {
         body: parsed.clone().unwrap_or(Value::Null),
         raw_body,
     };
-    let (number, reply) = {
+    let (number, reply, info) = {
         let mut state = shared.lock();
         state.requests.push(recorded.clone());
         let number = state.requests.len();
         let prefix = format!("request {number} ({path})");
-        if parts.method != axum::http::Method::POST {
+        // Model information is answered from the server's settings, not the reply queue.
+        let info = ollama::answer_info(&path, &parts.method, parsed.as_ref(), &state.ollama_models);
+        if let Some((_, _, Some(problem))) = &info {
+            state.violations.push(format!("{prefix}: {problem}"));
+        }
+        if parts.method != axum::http::Method::POST && info.is_none() {
             state
                 .violations
                 .push(format!("{prefix}: method {} instead of POST", parts.method));
         }
         match &parsed {
+            None if info.is_some() => {}
             None => state.violations.push(format!("{prefix}: body is not JSON")),
             Some(body) => {
                 let found = match path.as_str() {
                     "/v1/messages" => checks::anthropic(body),
                     "/v1/responses" => checks::openai(body),
                     "/v1/chat/completions" => checks::openai_chat(body),
+                    "/api/chat" => ollama::check(body),
+                    path if path.starts_with("/v1beta/models/") => gemini::check(path, body),
+                    "/api/show" | "/api/ps" => Vec::new(),
                     _ => vec!["unknown endpoint".to_string()],
                 };
                 state.violations.extend(
@@ -262,15 +307,22 @@ async fn handle(shared: Arc<Shared>, request: Request) -> Response {
                         .into_iter()
                         .map(|problem| format!("{prefix}: {problem}")),
                 );
+                if let Some(problem) = state.prefix.observe(number, &path, body) {
+                    state.violations.push(format!("{prefix}: {problem}"));
+                }
             }
         }
-        let reply = state.queue.pop_front();
-        if reply.is_none() {
+        let reply = if info.is_some() {
+            None
+        } else {
+            state.queue.pop_front()
+        };
+        if reply.is_none() && info.is_none() {
             state
                 .violations
                 .push(format!("{prefix}: no scripted reply left"));
         }
-        (number, reply)
+        (number, reply, info)
     };
     if let Some(observer) = shared
         .observer
@@ -281,6 +333,9 @@ async fn handle(shared: Arc<Shared>, request: Request) -> Response {
         observer(&recorded);
     }
     shared.count.send_replace(number);
+    if let Some((status, answer, _)) = info {
+        return plain(status, &[], answer);
+    }
 
     let Some(reply) = reply else {
         let body = serde_json::json!({
@@ -299,6 +354,7 @@ async fn handle(shared: Arc<Shared>, request: Request) -> Response {
             headers,
             body,
         } => plain(status, &headers, body),
+        Reply::RawSse { body } if path == "/api/chat" => ollama::response(Body::from(body)),
         Reply::RawSse { body } => sse::response(Body::from(body)),
         Reply::Stream(turn) => {
             let stopped = shared.stopped.subscribe();
@@ -306,6 +362,11 @@ async fn handle(shared: Arc<Shared>, request: Request) -> Response {
                 openai::render(&turn, &body, number)
             } else if path == "/v1/chat/completions" {
                 openai_chat::render(&turn, &body, number)
+            } else if path.starts_with("/v1beta/models/") {
+                gemini::render(&turn, &path, number)
+            } else if path == "/api/chat" {
+                let lines = ollama::render(&turn, &body, number);
+                return ollama::response(sse::body(lines, turn.ending, stopped));
             } else {
                 anthropic::render(&turn, &body, number)
             };

@@ -568,7 +568,9 @@ impl SessionTask {
             _ if running.cancelled => Ok(AcpStopReason::Cancelled),
             StopReason::EndTurn => Ok(AcpStopReason::EndTurn),
             StopReason::MaxTokens => Ok(AcpStopReason::MaxTokens),
-            StopReason::MaxTurns => Ok(AcpStopReason::MaxTurnRequests),
+            // ACP has no reason of its own for a spent budget; like the request cap, it is
+            // a limit the user set that ended the turn early.
+            StopReason::MaxTurns | StopReason::BudgetExceeded => Ok(AcpStopReason::MaxTurnRequests),
             StopReason::Refusal => Ok(AcpStopReason::Refusal),
             StopReason::Cancelled => Ok(AcpStopReason::Cancelled),
             StopReason::Error => Err(self

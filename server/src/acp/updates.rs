@@ -72,7 +72,8 @@ pub fn event_update(event: &Event) -> Option<SessionUpdate> {
             model,
             request,
             total,
-        } => SessionUpdate::UsageUpdate(usage_update(model, request, total)),
+            context_window,
+        } => SessionUpdate::UsageUpdate(usage_update(model, request, total, *context_window)),
         Event::Compacted {
             messages_replaced, ..
         } => agent_text(format!(
@@ -86,12 +87,18 @@ pub fn event_update(event: &Event) -> Option<SessionUpdate> {
 
 /// The context-window and cost display after a model request: the tokens of the request
 /// (prompt, cached prompt and answer) are what the context now holds.
-pub fn usage_update(model: &str, request: &Usage, total: &Usage) -> UsageUpdate {
+pub fn usage_update(
+    model: &str,
+    request: &Usage,
+    total: &Usage,
+    context_window: Option<u64>,
+) -> UsageUpdate {
     let used = request.input_tokens
         + request.cache_read_tokens
         + request.cache_write_tokens
         + request.output_tokens;
-    let size = larik_providers::context_window(model)
+    let size = context_window
+        .or_else(|| larik_providers::context_window(model))
         .unwrap_or(0)
         .max(used);
     UsageUpdate::new(used, size).cost(Cost::new(total.cost_usd, "USD"))
@@ -319,10 +326,16 @@ mod tests {
             "anthropic/claude-sonnet-4-5",
             &request,
             &total,
+            None,
         ))
         .expect("serializes");
         assert_eq!(value["used"], 1125);
         assert_eq!(value["size"], 200_000);
+        // A window the server reported wins over the listed one.
+        let loaded =
+            serde_json::to_value(usage_update("ollama/qwen3", &request, &total, Some(32_768)))
+                .expect("serializes");
+        assert_eq!(loaded["size"], 32_768);
         assert_eq!(value["cost"], json!({"amount": 0.25, "currency": "USD"}));
     }
 

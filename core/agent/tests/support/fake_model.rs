@@ -9,16 +9,29 @@ use larik_agent::{AgentConfig, AgentHandle, SessionState};
 use larik_protocol::Message;
 use larik_providers::{Endpoint, RetryPolicy};
 use larik_session::{SessionMeta, SessionStore, SessionWriter};
-use larik_testkit::FakeModelServer;
+use larik_testkit::{FakeModelServer, OllamaModelInfo};
 
-/// A config for `model` (`provider/model`) in `cwd` with the anthropic and openai endpoints
-/// aimed at `server`, and a retry policy fast enough that a retried failure costs
-/// milliseconds.
+/// The Ollama model `config_for` registers with the server, as `provider/model`.
+pub const OLLAMA: &str = "ollama/qwen3:8b";
+
+/// The trained context length the fake Ollama server reports for [`OLLAMA`].
+pub const OLLAMA_CONTEXT: u64 = 131_072;
+
+/// A config for `model` (`provider/model`) in `cwd` with every wire format's endpoint
+/// (anthropic, openai, openai-compat, gemini, ollama) aimed at `server` with the key `key`,
+/// [`OLLAMA`] known to the server, and a retry policy fast enough that a retried failure
+/// costs milliseconds.
 pub fn config_for(server: &FakeModelServer, cwd: PathBuf, model: &str) -> AgentConfig {
     let mut config = AgentConfig::new(cwd, model);
+    let (_, ollama_model) = OLLAMA.split_once('/').expect("OLLAMA is provider/model");
+    // The Ollama client asks `/api/show` about its model; an unknown one is a 404.
+    server.set_ollama_model(OllamaModelInfo::new(ollama_model, OLLAMA_CONTEXT));
     for (provider, base_url) in [
         ("anthropic", server.anthropic_base_url()),
         ("openai", server.openai_base_url()),
+        ("openai-compat", server.openai_chat_base_url()),
+        ("gemini", server.gemini_base_url()),
+        ("ollama", server.ollama_base_url()),
     ] {
         config.endpoints.insert(
             provider.into(),

@@ -1,0 +1,100 @@
+//! The session's spending cap.
+//!
+//! A [`Budget`] is shared by an agent and every agent it starts for subtasks, so their
+//! spending counts toward one cap. Each model request's cost is charged when its usage
+//! arrives, and a turn checks the cap before every request: a request already under way is
+//! never cut off, and no request starts once the cap is reached.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::runner::Runner;
+
+/// A cap in US dollars and what was spent against it, in millionths of a dollar.
+#[derive(Debug)]
+pub struct Budget {
+    cap_micro_usd: u64,
+    spent_micro_usd: AtomicU64,
+}
+
+fn to_micro(usd: f64) -> u64 {
+    if usd.is_finite() && usd > 0.0 {
+        // Saturates for absurd values, which is what a cap wants.
+        (usd * 1_000_000.0).round() as u64
+    } else {
+        0
+    }
+}
+
+impl Budget {
+    /// A cap of `cap_usd` dollars with `already_spent_usd` spent against it.
+    pub fn new(cap_usd: f64, already_spent_usd: f64) -> Budget {
+        Budget {
+            cap_micro_usd: to_micro(cap_usd),
+            spent_micro_usd: AtomicU64::new(to_micro(already_spent_usd)),
+        }
+    }
+
+    /// Adds a request's cost.
+    pub fn charge(&self, usd: f64) {
+        self.spent_micro_usd
+            .fetch_add(to_micro(usd), Ordering::Relaxed);
+    }
+
+    /// The cap in dollars.
+    pub fn cap_usd(&self) -> f64 {
+        self.cap_micro_usd as f64 / 1_000_000.0
+    }
+
+    /// What was spent, in dollars.
+    pub fn spent_usd(&self) -> f64 {
+        self.spent_micro_usd.load(Ordering::Relaxed) as f64 / 1_000_000.0
+    }
+
+    /// Whether no further request may start.
+    pub fn is_spent(&self) -> bool {
+        self.spent_micro_usd.load(Ordering::Relaxed) >= self.cap_micro_usd
+    }
+}
+
+impl Runner {
+    /// Why no further request may start, when the budget is spent.
+    pub(crate) fn budget_notice(&self) -> Option<String> {
+        let budget = self.config.budget.as_ref()?;
+        budget.is_spent().then(|| {
+            format!(
+                "stopped: the session has spent ${:.4} of its ${:.2} budget (raise it with \
+                 --max-budget-usd or `max_budget_usd` in the configuration)",
+                budget.spent_usd(),
+                budget.cap_usd()
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn charges_from_several_holders_count_toward_one_cap() {
+        let root = Arc::new(Budget::new(0.10, 0.02));
+        let subtask = Arc::clone(&root);
+        assert!(!root.is_spent());
+        root.charge(0.05);
+        assert!(!subtask.is_spent());
+        subtask.charge(0.03);
+        assert!(root.is_spent(), "0.02 + 0.05 + 0.03 reaches 0.10");
+        assert!((root.spent_usd() - 0.10).abs() < 1e-9);
+        assert!((root.cap_usd() - 0.10).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_zero_cap_allows_nothing_and_nonsense_costs_count_as_zero() {
+        assert!(Budget::new(0.0, 0.0).is_spent());
+        let budget = Budget::new(1.0, f64::NAN);
+        budget.charge(-5.0);
+        budget.charge(f64::INFINITY);
+        assert_eq!(budget.spent_usd(), 0.0);
+    }
+}

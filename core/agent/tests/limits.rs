@@ -1,0 +1,346 @@
+//! The agent at the edges of its limits, against the fake model server: automatic
+//! compaction when a request would pass the configured share of the context window (mid-turn
+//! and before a turn's first request), one compaction and one retry when the provider says
+//! the conversation does not fit, and the session budget stopping a turn before a request.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use larik_agent::{AgentConfig, AgentHandle, Budget};
+use larik_protocol::{Event, Op, StopReason};
+use larik_session::SessionStore;
+use larik_testkit::{FakeModelServer, RecordedRequest, error_status, turn};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+#[path = "support/fake_model.rs"]
+mod fake_model;
+
+const WAIT: Duration = Duration::from_secs(30);
+const CLAUDE: &str = "anthropic/claude-sonnet-4-5";
+const SUMMARY: &str = "Summary: the user wants the README checked; it was read.";
+const TOO_LONG: &str = "prompt is too long: 210000 tokens > 200000 maximum";
+
+struct Harness {
+    server: FakeModelServer,
+    project: TempDir,
+    data: TempDir,
+    agent: AgentHandle,
+}
+
+impl Harness {
+    /// An agent on Claude whose window is 100 000 tokens and which compacts past half of it.
+    async fn start(adjust: impl FnOnce(&mut AgentConfig)) -> Harness {
+        let server = FakeModelServer::start().await;
+        let project = tempfile::tempdir().expect("project");
+        std::fs::write(project.path().join("README.md"), "# Project\n").expect("readme");
+        let data = tempfile::tempdir().expect("data");
+        let cwd = project.path().canonicalize().expect("cwd");
+        let mut config = fake_model::config_for(&server, cwd.clone(), CLAUDE);
+        config.context_windows.insert(CLAUDE.into(), 100_000);
+        config.auto_compact_share = Some(0.5);
+        adjust(&mut config);
+        let writer = fake_model::new_session(data.path(), cwd, CLAUDE);
+        let agent = fake_model::spawn(config, writer, Vec::new());
+        Harness {
+            server,
+            project,
+            data,
+            agent,
+        }
+    }
+
+    /// Sends a prompt and collects the events up to its `TurnComplete`.
+    async fn prompt(&mut self, text: &str) -> (Vec<Event>, StopReason) {
+        self.agent
+            .ops
+            .send(Op::user_text(text))
+            .expect("agent runs");
+        turn_events(&mut self.agent).await
+    }
+
+    fn session_file(&self) -> std::path::PathBuf {
+        let cwd = self.project.path().canonicalize().expect("cwd");
+        let store = SessionStore::new(self.data.path());
+        store.latest(&cwd).expect("list").expect("a session").path
+    }
+}
+
+async fn turn_events(agent: &mut AgentHandle) -> (Vec<Event>, StopReason) {
+    let mut seen = Vec::new();
+    loop {
+        let event = tokio::time::timeout(WAIT, agent.events.recv())
+            .await
+            .expect("an event arrives")
+            .expect("the agent runs");
+        if let Event::TurnComplete { stop_reason, .. } = &event {
+            let stop = *stop_reason;
+            seen.push(event);
+            return (seen, stop);
+        }
+        seen.push(event);
+    }
+}
+
+fn notices(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            Event::Notice { message } => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn num_requests(events: &[Event]) -> u32 {
+    match events.last() {
+        Some(Event::TurnComplete { num_requests, .. }) => *num_requests,
+        other => panic!("the last event is the turn's end: {other:?}"),
+    }
+}
+
+/// The texts of every block of every message of an Anthropic request, in order.
+fn texts(request: &RecordedRequest) -> Vec<String> {
+    request.body["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .flat_map(|message| message["content"].as_array().cloned().unwrap_or_default())
+        .filter_map(|block| block["text"].as_str().map(str::to_string))
+        .collect()
+}
+
+fn tool_result_texts(request: &RecordedRequest) -> Vec<Value> {
+    request.body["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .flat_map(|message| message["content"].as_array().cloned().unwrap_or_default())
+        .filter(|block| block["type"] == "tool_result")
+        .map(|block| block["content"].clone())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_turn_that_fills_half_the_window_compacts_and_carries_on() {
+    let mut h = Harness::start(|_| {}).await;
+    h.server.enqueue(
+        turn()
+            .tool_call("c1", "read", json!({ "file_path": "README.md" }))
+            .usage(60_000, 10),
+    );
+    h.server.enqueue(turn().text(SUMMARY).usage(60_100, 50));
+    h.server.enqueue(turn().text("done").usage(300, 5));
+    let (events, stop) = h.prompt("check the README").await;
+    assert_eq!(stop, StopReason::EndTurn, "{events:#?}");
+    assert_eq!(num_requests(&events), 3, "answer, summary, answer");
+    assert!(
+        notices(&events)
+            .iter()
+            .any(|notice| notice.contains("more than 50% of the 100000-token context window")),
+        "{events:#?}"
+    );
+    assert!(events.iter().any(|event| matches!(
+        event,
+        Event::Compacted { summary, messages_replaced: 3 } if summary == SUMMARY
+    )));
+
+    let requests = h.server.requests();
+    assert_eq!(requests.len(), 3);
+    // The summary request is the turn's next request plus the instruction.
+    let summary_texts = texts(&requests[1]);
+    assert_eq!(summary_texts[0], "check the README");
+    assert!(
+        summary_texts
+            .last()
+            .expect("instruction")
+            .contains("summary")
+    );
+    assert_eq!(tool_result_texts(&requests[1]).len(), 1);
+    // The turn goes on from the summary, which names the session file.
+    let after = texts(&requests[2]);
+    assert_eq!(after.len(), 1, "{after:?}");
+    let file = h.session_file().display().to_string();
+    assert!(after[0].contains(&file), "{after:?}");
+    assert!(after[0].contains("Carry on with the work in progress."));
+    assert!(after[0].ends_with(SUMMARY));
+    h.server.assert_no_violations();
+    let stats = h.server.prefix_stats();
+    assert_eq!((stats.compared, stats.extended), (1, 1), "{stats:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn compaction_before_a_turn_keeps_the_new_prompt_verbatim() {
+    let mut h = Harness::start(|_| {}).await;
+    h.server
+        .enqueue(turn().text("first answer").usage(70_000, 20));
+    let (_, stop) = h.prompt("first question").await;
+    assert_eq!(stop, StopReason::EndTurn);
+
+    h.server.enqueue(turn().text(SUMMARY).usage(70_100, 50));
+    h.server.enqueue(turn().text("second answer").usage(500, 5));
+    let (events, stop) = h.prompt("second question").await;
+    assert_eq!(stop, StopReason::EndTurn);
+    assert_eq!(num_requests(&events), 2);
+
+    let requests = h.server.requests();
+    assert_eq!(
+        texts(&requests[1])[..2],
+        ["first question".to_string(), "first answer".to_string()],
+        "the summary covers the turns before"
+    );
+    assert!(
+        !texts(&requests[1]).contains(&"second question".to_string()),
+        "the new prompt is not summarised"
+    );
+    let after = texts(&requests[2]);
+    assert_eq!(after.len(), 2, "{after:?}");
+    assert!(after[0].ends_with(SUMMARY));
+    assert!(!after[0].contains("Carry on"), "{after:?}");
+    assert_eq!(after[1], "second question");
+    h.server.assert_no_violations();
+
+    // The session file resumes to the summary and the prompt.
+    let loaded = SessionStore::new(h.data.path())
+        .load(&h.session_file())
+        .expect("load");
+    let saved: Vec<String> = loaded.messages.iter().map(|m| m.text()).collect();
+    assert_eq!(saved.len(), 3, "{saved:?}");
+    assert!(saved[0].ends_with(SUMMARY));
+    assert_eq!(saved[1], "second question");
+    assert_eq!(saved[2], "second answer");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_context_too_long_error_compacts_once_and_retries() {
+    let mut h = Harness::start(|config| config.auto_compact_share = None).await;
+    h.server.enqueue(turn().text("first answer").usage(100, 20));
+    h.prompt("first question").await;
+
+    h.server
+        .enqueue(error_status(400, "invalid_request_error", TOO_LONG));
+    h.server.enqueue(turn().text(SUMMARY).usage(100, 50));
+    h.server.enqueue(turn().text("second answer").usage(100, 5));
+    let (events, stop) = h.prompt("second question").await;
+    assert_eq!(stop, StopReason::EndTurn, "{events:#?}");
+    assert_eq!(num_requests(&events), 3, "failed request, summary, retry");
+    assert!(
+        notices(&events)
+            .iter()
+            .any(|notice| notice.contains("compacting the conversation and trying once more")),
+        "{events:#?}"
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|event| matches!(event, Event::Error { .. })),
+        "{events:#?}"
+    );
+    let requests = h.server.requests();
+    let retry = texts(&requests[3]);
+    assert!(retry[0].ends_with(SUMMARY));
+    assert_eq!(retry[1], "second question");
+    h.server.assert_no_violations();
+    assert_eq!(h.server.prefix_stats().branches, 1, "the summary request");
+
+    // A second overflow in the same turn is not compacted again.
+    h.server
+        .enqueue(error_status(400, "invalid_request_error", TOO_LONG));
+    h.server.enqueue(turn().text(SUMMARY).usage(100, 50));
+    h.server
+        .enqueue(error_status(400, "invalid_request_error", TOO_LONG));
+    let (events, stop) = h.prompt("third question").await;
+    assert_eq!(stop, StopReason::Error);
+    assert!(events.iter().any(|event| matches!(
+        event,
+        Event::Error {
+            kind: larik_protocol::event::ErrorKind::ContextTooLong,
+            ..
+        }
+    )));
+    assert_eq!(h.server.requests().len(), 7);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_summary_request_that_overflows_too_is_sent_without_tool_output() {
+    let mut h = Harness::start(|config| config.auto_compact_share = None).await;
+    h.server.enqueue(
+        turn()
+            .tool_call("c1", "read", json!({ "file_path": "README.md" }))
+            .usage(100, 10),
+    );
+    h.server.enqueue(turn().text("read it").usage(100, 10));
+    h.prompt("read the README").await;
+
+    h.server
+        .enqueue(error_status(400, "invalid_request_error", TOO_LONG));
+    h.server
+        .enqueue(error_status(400, "invalid_request_error", TOO_LONG));
+    h.server.enqueue(turn().text(SUMMARY).usage(100, 50));
+    h.server.enqueue(turn().text("fine").usage(100, 5));
+    let (events, stop) = h.prompt("go on").await;
+    assert_eq!(stop, StopReason::EndTurn, "{events:#?}");
+
+    let requests = h.server.requests();
+    assert_eq!(requests.len(), 6);
+    let full = tool_result_texts(&requests[3]);
+    let trimmed = tool_result_texts(&requests[4]);
+    assert!(full[0].to_string().contains("# Project"), "{full:?}");
+    assert!(
+        trimmed[0].to_string().contains("output left out"),
+        "{trimmed:?}"
+    );
+    // Leaving the output out is the one request that cannot read the cache.
+    let violations = h.server.violations();
+    assert_eq!(violations.len(), 1, "{violations:#?}");
+    assert!(violations[0].starts_with("request 5"), "{violations:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_spent_budget_stops_the_turn_before_the_next_request() {
+    let budget = Arc::new(Budget::new(1.0, 0.0));
+    let shared = Arc::clone(&budget);
+    let mut h = Harness::start(move |config| config.budget = Some(shared)).await;
+    // 400 000 input tokens of Sonnet cost $1.20.
+    h.server.enqueue(
+        turn()
+            .tool_call("c1", "read", json!({ "file_path": "README.md" }))
+            .usage(400_000, 0),
+    );
+    let (events, stop) = h.prompt("read the README").await;
+    assert_eq!(stop, StopReason::BudgetExceeded, "{events:#?}");
+    assert_eq!(num_requests(&events), 1);
+    assert!(
+        notices(&events)
+            .iter()
+            .any(|notice| notice.contains("$1.2000 of its $1.00 budget")),
+        "{events:#?}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|event| matches!(event, Event::ToolCallEnd { .. })),
+        "the request's calls still ran"
+    );
+    assert_eq!(h.server.requests().len(), 1);
+
+    // An agent sharing the budget (a subtask's) cannot start a request either.
+    let project = tempfile::tempdir().expect("project");
+    let data = tempfile::tempdir().expect("data");
+    let cwd = project.path().canonicalize().expect("cwd");
+    let mut config = fake_model::config_for(&h.server, cwd.clone(), CLAUDE);
+    config.budget = Some(Arc::clone(&budget));
+    let mut subtask = fake_model::spawn(
+        config,
+        fake_model::new_session(data.path(), cwd, CLAUDE),
+        Vec::new(),
+    );
+    subtask
+        .ops
+        .send(Op::user_text("help"))
+        .expect("subtask runs");
+    let (_, stop) = turn_events(&mut subtask).await;
+    assert_eq!(stop, StopReason::BudgetExceeded);
+    assert_eq!(h.server.requests().len(), 1);
+    h.server.assert_no_violations();
+}

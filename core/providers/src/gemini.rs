@@ -1,0 +1,181 @@
+//! Google Gemini over `streamGenerateContent` (server-sent events).
+//!
+//! [`GeminiClient`] posts the whole conversation to
+//! `{base}/v1beta/models/{model}:streamGenerateContent?alt=sse` with the key in the
+//! `x-goog-api-key` header, never in the URL. Rendering lives in `render`, stream parsing in
+//! `parse`, and Google's error bodies are classified in `errors`.
+//!
+//! Thought signatures are how Gemini keeps its reasoning across requests: it puts a
+//! `thoughtSignature` on parts of its answer (thought parts, function calls, sometimes text)
+//! and expects each one back on the same part when that answer is replayed. The neutral
+//! transcript stores them faithfully: a signed thought part is a [`Block::Thinking`] with its
+//! signature, and the signature of any other part is a [`Block::Opaque`] right before the
+//! block of that part, holding [`signature_marker`]'s JSON. Both belong to provider
+//! [`PROVIDER`], so [`crate::replay::replayable_blocks`] sends them back only to the model
+//! that wrote them. Tool calls written by another model carry no signature; Gemini 3
+//! validates the signature of the first call of each step, so such calls get Google's
+//! documented [`FOREIGN_CALL_SIGNATURE`] instead.
+//!
+//! [`Block::Thinking`]: larik_protocol::Block::Thinking
+//! [`Block::Opaque`]: larik_protocol::Block::Opaque
+
+mod errors;
+mod parse;
+mod render;
+
+use std::sync::Arc;
+
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
+
+use crate::http::{build_client, check_endpoint, open_stream};
+use crate::{Endpoint, ModelClient, ModelRequest, ProviderError, ResponseStream};
+
+/// The provider id.
+pub const PROVIDER: &str = "gemini";
+/// The environment variable users set the key in (read by config, named in errors).
+pub const API_KEY_VAR: &str = "GEMINI_API_KEY";
+/// The default base URL.
+pub const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com";
+/// The signature Google documents for function calls that Gemini did not write (history
+/// from another model), which its validator accepts in place of a real one.
+pub const FOREIGN_CALL_SIGNATURE: &str = "skip_thought_signature_validator";
+
+/// The key of the one member of the JSON an `Opaque` signature block holds.
+const SIGNATURE_KEY: &str = "thoughtSignature";
+
+/// The `raw` text of the `Opaque` block that carries `signature` for the part after it.
+pub fn signature_marker(signature: &str) -> String {
+    serde_json::json!({ SIGNATURE_KEY: signature }).to_string()
+}
+
+/// A Gemini model behind the Generative Language API.
+#[derive(Debug, Clone)]
+pub struct GeminiClient {
+    model: String,
+    url: String,
+    api_key: HeaderValue,
+    http: reqwest::Client,
+}
+
+impl GeminiClient {
+    /// A client for `model` at `endpoint`. Fails with [`ProviderError::MissingKey`] when the
+    /// endpoint has no key, and with [`ProviderError::BadEndpoint`] for a model name that
+    /// cannot be a URL path segment.
+    pub fn new(model: impl Into<String>, endpoint: &Endpoint) -> Result<Self, ProviderError> {
+        let model = model.into();
+        let (api_key, base) =
+            check_endpoint(PROVIDER, API_KEY_VAR, endpoint, DEFAULT_BASE_URL, "")?;
+        if model.is_empty()
+            || model
+                .chars()
+                .any(|c| matches!(c, '/' | '?' | '#' | '%' | ':') || c.is_whitespace())
+        {
+            return Err(ProviderError::BadEndpoint {
+                provider: PROVIDER.to_string(),
+                message: format!("`{model}` is not a Gemini model id such as gemini-2.5-pro"),
+            });
+        }
+        Ok(GeminiClient {
+            url: format!("{base}/v1beta/models/{model}:streamGenerateContent?alt=sse"),
+            model,
+            api_key,
+            http: build_client(PROVIDER)?,
+        })
+    }
+}
+
+impl ModelClient for GeminiClient {
+    fn provider(&self) -> &str {
+        PROVIDER
+    }
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn stream(&self, request: Arc<ModelRequest>) -> ResponseStream {
+        let body = render::request_body(&self.model, &request);
+        let builder = self
+            .http
+            .post(&self.url)
+            .header("x-goog-api-key", self.api_key.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "text/event-stream")
+            .body(body);
+        let open = async move {
+            open_stream(PROVIDER, builder)
+                .await
+                .map_err(errors::classify)
+        };
+        parse::chunk_stream(open, parse::GeminiParser::new(&self.model))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn endpoint(key: Option<&str>, base: Option<&str>) -> Endpoint {
+        Endpoint {
+            api_key: key.map(str::to_string),
+            base_url: base.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn a_missing_or_blank_key_names_the_variable() {
+        for key in [None, Some("  ")] {
+            let err =
+                GeminiClient::new("gemini-2.5-pro", &endpoint(key, None)).expect_err("no key");
+            assert_eq!(
+                err,
+                ProviderError::MissingKey {
+                    provider: "gemini".into(),
+                    env_var: "GEMINI_API_KEY".into()
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn the_url_streams_sse_and_never_carries_the_key() {
+        let client = GeminiClient::new(
+            "gemini-3-pro-preview",
+            &endpoint(Some("AIzaSecret"), Some("http://127.0.0.1:9/")),
+        )
+        .expect("valid endpoint");
+        assert_eq!(
+            client.url,
+            "http://127.0.0.1:9/v1beta/models/gemini-3-pro-preview:streamGenerateContent?alt=sse"
+        );
+        assert!(!client.url.contains("AIzaSecret") && !client.url.contains("key="));
+        assert!(client.api_key.is_sensitive());
+        let default = GeminiClient::new("gemini-2.5-flash", &endpoint(Some("k"), None))
+            .expect("valid endpoint");
+        assert!(
+            default
+                .url
+                .starts_with("https://generativelanguage.googleapis.com/v1beta/models/")
+        );
+        assert_eq!(default.provider(), "gemini");
+        assert_eq!(default.model(), "gemini-2.5-flash");
+    }
+
+    #[test]
+    fn model_ids_that_would_break_the_path_are_rejected() {
+        for model in ["", "a/b", "m?key=x", "m#x", "gemini pro"] {
+            assert!(
+                matches!(
+                    GeminiClient::new(model, &endpoint(Some("k"), None)),
+                    Err(ProviderError::BadEndpoint { .. })
+                ),
+                "{model}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_signature_marker_is_one_member_of_json() {
+        assert_eq!(signature_marker("abc"), r#"{"thoughtSignature":"abc"}"#);
+    }
+}
