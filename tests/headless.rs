@@ -12,6 +12,8 @@ use tokio::process::Command;
 
 #[path = "headless_cases/config.rs"]
 mod config;
+#[path = "headless_cases/models.rs"]
+mod models;
 #[path = "headless_cases/sandbox.rs"]
 mod sandbox;
 #[path = "headless_cases/undo.rs"]

@@ -57,7 +57,9 @@ pub struct Cli {
 /// The settings every front end passes to the agent it starts.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct AgentOptions {
-    /// The model, as provider/model (e.g. anthropic/claude-sonnet-4-5, openai/gpt-5.1).
+    /// The model, as provider/model (e.g. anthropic/claude-sonnet-4-5, openai/gpt-5.1,
+    /// gemini/gemini-2.5-pro, ollama/qwen3-coder) or an alias (sonnet, opus, haiku, gpt,
+    /// codex, gemini, flash, or one from the configuration).
     #[arg(long)]
     pub model: Option<String>,
 
@@ -84,6 +86,11 @@ pub struct AgentOptions {
     /// Most model requests in the turn.
     #[arg(long, value_name = "N")]
     pub max_turns: Option<u32>,
+
+    /// Stop before a model request once the session has spent this many US dollars
+    /// (overrides `max_budget_usd` in the configuration).
+    #[arg(long, value_name = "USD")]
+    pub max_budget_usd: Option<f64>,
 }
 
 /// Subcommands.

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, anyhow, bail};
+use larik_agent::Budget;
 use larik_agent::{AgentConfig, RuleStore, SessionState};
 use larik_checkpoints::CheckpointStore;
 use larik_config::{Environment, LspSettings, Settings};
@@ -13,7 +14,9 @@ use larik_lsp::{
 };
 use larik_permissions::{RuleSet, normalize_tool_name};
 use larik_protocol::{Message, PermissionMode};
-use larik_providers::{Endpoint, PROVIDERS, split_model_name};
+use larik_providers::{
+    Endpoint, ModelRegistry, ModelRole, ModelSettings, PROVIDERS, Prices, split_model_name,
+};
 use larik_sandbox::{Sandbox, SandboxOptions};
 use larik_session::{LoadedSession, SessionMeta, SessionStore};
 use std::time::SystemTime;
@@ -149,19 +152,66 @@ pub fn new_session_model(
     env: &Environment,
     warnings: &mut Vec<String>,
 ) -> anyhow::Result<String> {
+    // The registry's own notices are reported once, by `configure_session`.
+    let registry = model_registry(settings, &mut Vec::new());
     if let Some(model) = &options.model {
-        return Ok(model.clone());
+        return registry
+            .resolve(model)
+            .map_err(|error| anyhow!("--model: {error}"));
     }
     if let Some(model) = env.get("LARIK_MODEL") {
-        return Ok(model.to_string());
+        return registry
+            .resolve(model)
+            .map_err(|error| anyhow!("LARIK_MODEL: {error}"));
     }
     if let Some(model) = &settings.model {
-        match split_model_name(model) {
-            Ok(_) => return Ok(model.clone()),
+        match registry.resolve(model) {
+            Ok(model) => return Ok(model),
             Err(error) => warnings.push(format!("configuration: `model` ignored: {error:#}")),
         }
     }
+    if let Some(model) = registry.model_for(ModelRole::Default) {
+        return Ok(model.to_string());
+    }
     Ok(env.default_model()?)
+}
+
+/// Larik's table of models with the configuration's `models`, `aliases` and `roles`; an
+/// entry that cannot be used is left out with a warning.
+pub fn model_registry(settings: &Settings, warnings: &mut Vec<String>) -> ModelRegistry {
+    let config = &settings.models;
+    let mut registry = ModelRegistry::default();
+    for (name, entry) in &config.models {
+        let settings = ModelSettings {
+            context_window: entry.context_window,
+            max_output_tokens: entry.max_output_tokens,
+            prices: entry.prices.map(|prices| Prices {
+                input: prices.input,
+                output: prices.output,
+                cache_read: prices.cache_read,
+                cache_write: prices.cache_write,
+            }),
+        };
+        if let Err(error) = registry.set_model(name, settings) {
+            warnings.push(format!("configuration: `models.{name}` ignored: {error}"));
+        }
+    }
+    for (alias, target) in &config.aliases {
+        if let Err(error) = registry.set_alias(alias, target) {
+            warnings.push(format!("configuration: `aliases.{alias}` ignored: {error}"));
+        }
+    }
+    for (role, model) in &config.roles {
+        if let Some(role) = ModelRole::from_name(role)
+            && let Err(error) = registry.set_role(role, model)
+        {
+            warnings.push(format!(
+                "configuration: `roles.{}` ignored: {error}",
+                role.as_str()
+            ));
+        }
+    }
+    registry
 }
 
 /// Completes the configuration of the session `session_id` for every front end: what the
@@ -177,6 +227,13 @@ pub fn configure_session(
     notices: &mut Vec<String>,
 ) -> anyhow::Result<()> {
     notices.extend(apply_settings(options, settings, config));
+    config.models = model_registry(settings, notices);
+    if let Some(cap) = options.max_budget_usd.or(settings.models.max_budget_usd) {
+        config.budget = Some(Arc::new(Budget::new(cap, 0.0)));
+    }
+    if let Some(share) = settings.models.auto_compact_share {
+        config.auto_compact_share = share;
+    }
     let (sandbox, sandbox_notices) = sandbox(env, &config.cwd, settings);
     config.sandbox = Arc::new(sandbox);
     notices.extend(sandbox_notices);
@@ -322,7 +379,11 @@ pub fn agent_config(
     cwd: PathBuf,
     model: String,
 ) -> anyhow::Result<AgentConfig> {
-    split_model_name(&model)?;
+    if let Some(cap) = options.max_budget_usd
+        && !(cap.is_finite() && cap > 0.0)
+    {
+        bail!("--max-budget-usd must be a positive number of dollars");
+    }
     let mut config = AgentConfig::new(cwd, model);
     config.home = env.home();
     config.user_config_dir = env.config_dir();
@@ -358,6 +419,12 @@ pub fn agent_config(
 /// Checks the options alone (mode, rules, model name, turn cap), so a front end that starts
 /// agents later can refuse bad flags at once.
 pub fn check_options(options: &AgentOptions, env: &Environment) -> anyhow::Result<()> {
+    // A bare word may be an alias from the project's configuration, known only per session.
+    if let Some(model) = &options.model
+        && model.contains('/')
+    {
+        split_model_name(model)?;
+    }
     let model = options
         .model
         .clone()

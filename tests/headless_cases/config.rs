@@ -12,11 +12,11 @@ use super::{Harness, last_json_line, stderr};
 
 impl Harness {
     /// Larik's personal configuration directory for this test (`$HOME/.config/larik`).
-    fn config_dir(&self) -> PathBuf {
+    pub(super) fn config_dir(&self) -> PathBuf {
         self.data.path().join(".config/larik")
     }
 
-    fn write_config(&self, path: PathBuf, text: &str) {
+    pub(super) fn write_config(&self, path: PathBuf, text: &str) {
         std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
         std::fs::write(path, text).expect("write config");
     }

@@ -130,8 +130,7 @@ impl Runner {
                 }
             }
         };
-        self.account_usage(&response.usage);
-        usage.add(&response.usage);
+        usage.add(&self.account_usage(&response.usage));
 
         // Tool calls are ignored: the summary is the text, whatever else the model sent.
         let summary = Message::assistant(response.content, self.model_name.clone())

@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use larik_permissions::RuleSet;
 use larik_protocol::{Event, Message, Op, PermissionMode, Usage};
-use larik_providers::{Endpoint, ReasoningEffort, RetryPolicy};
+use larik_providers::{Endpoint, ModelRegistry, ReasoningEffort, RetryPolicy};
 use larik_sandbox::Sandbox;
 use larik_session::SessionWriter;
 use larik_tools::{DiskFiles, FileAccess, ToolLimits, ToolRegistry};
@@ -98,8 +98,9 @@ pub struct AgentConfig {
     /// window (0 to 1); `None` compacts only on `/compact` and when the provider says the
     /// conversation does not fit.
     pub auto_compact_share: Option<f64>,
-    /// Context windows by `provider/model`, overriding Larik's table (from configuration).
-    pub context_windows: BTreeMap<String, u64>,
+    /// Known models with the configuration's additions: aliases, context windows, output
+    /// limits and prices.
+    pub models: ModelRegistry,
 }
 
 impl AgentConfig {
@@ -129,7 +130,7 @@ impl AgentConfig {
             rule_store: None,
             budget: None,
             auto_compact_share: Some(DEFAULT_AUTO_COMPACT_SHARE),
-            context_windows: BTreeMap::new(),
+            models: ModelRegistry::default(),
         }
     }
 }

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use larik_permissions::PermissionPolicy;
 use larik_protocol::{Event, Message, Op, PermissionDecision, PermissionMode, Usage};
-use larik_providers::{ModelClient, ToolSpec, connect, split_model_name};
+use larik_providers::{ModelClient, ToolSpec, connect_with, split_model_name};
 use larik_session::SessionWriter;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -105,7 +105,7 @@ impl Runner {
         session: SessionState,
         events: mpsc::UnboundedSender<Event>,
     ) -> Result<Self, AgentError> {
-        let client = connect_model(&config, &config.model)?;
+        let (client, model_name) = connect_model(&config, &config.model)?;
         if let Some(budget) = &config.budget {
             budget.charge(session.usage.cost_usd);
         }
@@ -126,7 +126,7 @@ impl Runner {
             .count() as u32;
         Ok(Runner {
             system_prompt: prompt::build(&config),
-            model_name: config.model.clone(),
+            model_name: model_name.clone(),
             client,
             transcript: session.messages,
             session: session.writer,
@@ -143,7 +143,7 @@ impl Runner {
             reads: Arc::default(),
             checkpoint: None,
             notes_for_model: session.pending_notes,
-            context_window: known_window(&config, &config.model),
+            context_window: known_window(&config, &model_name),
             model_info_known: false,
             measured: None,
             config,
@@ -212,7 +212,7 @@ impl Runner {
 
     fn switch_model(&mut self, model: String) {
         match connect_model(&self.config, &model) {
-            Ok(client) => {
+            Ok((client, model)) => {
                 self.client = client;
                 self.context_window = known_window(&self.config, &model);
                 self.model_info_known = false;
@@ -389,15 +389,16 @@ impl Inbox {
 
 /// The context window of `model` from the configuration, else from Larik's table.
 fn known_window(config: &AgentConfig, model: &str) -> Option<u64> {
-    config
-        .context_windows
-        .get(model)
-        .copied()
-        .or_else(|| larik_providers::context_window(model))
+    config.models.context_window(model)
 }
 
-fn connect_model(config: &AgentConfig, model: &str) -> Result<Arc<dyn ModelClient>, AgentError> {
-    let (provider, _) = split_model_name(model)?;
+/// The client for `model` (a `provider/model` or an alias) and its full name.
+fn connect_model(
+    config: &AgentConfig,
+    model: &str,
+) -> Result<(Arc<dyn ModelClient>, String), AgentError> {
+    let model = config.models.resolve(model)?;
+    let (provider, _) = split_model_name(&model)?;
     let endpoint = config.endpoints.get(provider).cloned().unwrap_or_default();
-    Ok(connect(model, &endpoint)?)
+    Ok((connect_with(&model, &endpoint, &config.models)?, model))
 }

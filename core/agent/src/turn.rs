@@ -135,8 +135,7 @@ impl Runner {
             };
             answers += 1;
 
-            turn_usage.add(&response.usage);
-            self.account_usage(&response.usage);
+            turn_usage.add(&self.account_usage(&response.usage));
 
             let message = Message::assistant(response.content, self.model_name.clone());
             last_message = message.text();
@@ -201,13 +200,27 @@ impl Runner {
             system: self.system_prompt.clone(),
             messages,
             tools: self.tool_specs.clone(),
-            max_output_tokens: self.config.max_output_tokens,
+            // The model's own limit caps the configured one; asking for more is an error.
+            max_output_tokens: self
+                .config
+                .models
+                .max_output_tokens(&self.model_name)
+                .map_or(self.config.max_output_tokens, |limit| {
+                    limit.min(self.config.max_output_tokens)
+                }),
             reasoning: self.config.reasoning,
         })
     }
 
-    /// Adds one request's usage to the session total, records it and reports it.
-    pub(crate) fn account_usage(&mut self, usage: &Usage) {
+    /// Prices one request's usage with the registry's prices when it has them (configured
+    /// prices win over the provider's table), adds it to the session total, charges the
+    /// budget, records and reports it, and returns it priced.
+    pub(crate) fn account_usage(&mut self, usage: &Usage) -> Usage {
+        let mut usage = *usage;
+        if let Some(cost) = self.config.models.cost_usd(&self.model_name, &usage) {
+            usage.cost_usd = cost;
+        }
+        let usage = &usage;
         self.usage.add(usage);
         if let Some(budget) = &self.config.budget {
             budget.charge(usage.cost_usd);
@@ -219,6 +232,7 @@ impl Runner {
             total: self.usage,
             context_window: self.context_window,
         });
+        *usage
     }
 
     /// Sends `request` (retrying as configured) and streams the answer until it completes,

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use larik_agent::{AgentConfig, AgentHandle, Budget};
 use larik_protocol::{Event, Op, StopReason};
+use larik_providers::ModelSettings;
 use larik_session::SessionStore;
 use larik_testkit::{FakeModelServer, RecordedRequest, error_status, turn};
 use serde_json::{Value, json};
@@ -37,7 +38,16 @@ impl Harness {
         let data = tempfile::tempdir().expect("data");
         let cwd = project.path().canonicalize().expect("cwd");
         let mut config = fake_model::config_for(&server, cwd.clone(), CLAUDE);
-        config.context_windows.insert(CLAUDE.into(), 100_000);
+        config
+            .models
+            .set_model(
+                CLAUDE,
+                ModelSettings {
+                    context_window: Some(100_000),
+                    ..ModelSettings::default()
+                },
+            )
+            .expect("a model name");
         config.auto_compact_share = Some(0.5);
         adjust(&mut config);
         let writer = fake_model::new_session(data.path(), cwd, CLAUDE);

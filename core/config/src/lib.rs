@@ -23,7 +23,8 @@ pub use layers::{
 };
 pub use settings::{
     ConfigContext, ConfigNotice, ConfiguredRule, LoadedConfig, LspServerSettings, LspSettings,
-    McpServerSettings, PermissionSettings, SandboxSettings, Settings, load,
+    McpServerSettings, ModelConfig, ModelEntrySettings, PermissionSettings, PriceSettings,
+    SandboxSettings, Settings, load,
 };
 pub use update::{UpdateError, persist_allow_rule, persist_deny_rule, update_json};
 
@@ -32,8 +33,9 @@ pub use update::{UpdateError, persist_allow_rule, persist_deny_rule, update_json
 pub enum ConfigError {
     /// No provider key is set and no model was named.
     #[error(
-        "no model provider is configured: set ANTHROPIC_API_KEY (for anthropic/claude-sonnet-4-5) \
-         or OPENAI_API_KEY (for openai/gpt-5.1), or name a model with --model provider/model"
+        "no model provider is configured: set ANTHROPIC_API_KEY (for anthropic/claude-sonnet-4-5), \
+         OPENAI_API_KEY (for openai/gpt-5.1) or GEMINI_API_KEY (for gemini/gemini-2.5-pro), or \
+         name a model with --model provider/model (e.g. ollama/qwen3-coder for a local Ollama)"
     )]
     NoProvider,
     /// Neither `XDG_DATA_HOME` nor `HOME` is set.
@@ -102,12 +104,16 @@ impl Environment {
     }
 
     /// The key and base URL for a provider, from `<PROVIDER>_API_KEY` and
-    /// `<PROVIDER>_BASE_URL`.
+    /// `<PROVIDER>_BASE_URL`; Ollama's server is also found through its own `OLLAMA_HOST`.
     pub fn provider_endpoint(&self, provider: &str) -> ProviderEndpoint {
         let prefix = provider.to_ascii_uppercase().replace('-', "_");
+        let mut base_url = self.get(&format!("{prefix}_BASE_URL")).map(str::to_string);
+        if provider == "ollama" && base_url.is_none() {
+            base_url = self.get("OLLAMA_HOST").map(str::to_string);
+        }
         ProviderEndpoint {
             api_key: self.get(&format!("{prefix}_API_KEY")).map(str::to_string),
-            base_url: self.get(&format!("{prefix}_BASE_URL")).map(str::to_string),
+            base_url,
         }
     }
 
@@ -126,8 +132,11 @@ impl Environment {
 }
 
 /// The default model of each provider, in the order a key is looked for.
-pub const DEFAULT_MODELS: [(&str, &str); 2] =
-    [("anthropic", "claude-sonnet-4-5"), ("openai", "gpt-5.1")];
+pub const DEFAULT_MODELS: [(&str, &str); 3] = [
+    ("anthropic", "claude-sonnet-4-5"),
+    ("openai", "gpt-5.1"),
+    ("gemini", "gemini-2.5-pro"),
+];
 
 /// Where to reach one provider.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -168,6 +177,27 @@ mod tests {
             .expect_err("no key, no model")
             .to_string();
         assert!(message.contains("ANTHROPIC_API_KEY") && message.contains("OPENAI_API_KEY"));
+        assert!(message.contains("GEMINI_API_KEY"), "{message}");
+        let env = Environment::from_pairs([("GEMINI_API_KEY", "k")]);
+        assert_eq!(env.default_model().as_deref(), Ok("gemini/gemini-2.5-pro"));
+    }
+
+    #[test]
+    fn ollama_is_found_through_ollama_host_unless_a_base_url_is_set() {
+        let env = Environment::from_pairs([("OLLAMA_HOST", "0.0.0.0:11500")]);
+        assert_eq!(
+            env.provider_endpoint("ollama").base_url.as_deref(),
+            Some("0.0.0.0:11500")
+        );
+        let env = Environment::from_pairs([
+            ("OLLAMA_HOST", "0.0.0.0:11500"),
+            ("OLLAMA_BASE_URL", "http://gpu-box:11434"),
+        ]);
+        assert_eq!(
+            env.provider_endpoint("ollama").base_url.as_deref(),
+            Some("http://gpu-box:11434")
+        );
+        assert_eq!(env.provider_endpoint("gemini").base_url, None);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! is ignored with one notice naming the key and where it would count, and listed as
 //! awaiting approval, unless the user approved that very value ([`crate::approvals`]): then it
 //! counts as if personal. A value of the wrong type is ignored with a notice too; unknown
-//! keys are left alone (other tools' settings).
+//! keys are left alone (other tools' settings). Model and spending keys are in [`models`].
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -14,6 +14,10 @@ use std::path::{Path, PathBuf};
 
 use larik_protocol::PermissionMode;
 use serde_json::{Map, Value};
+
+mod models;
+
+pub use models::{ModelConfig, ModelEntrySettings, PriceSettings};
 
 use crate::approvals::{APPROVALS_KEY, ApprovalState, Approvals, PendingApproval, content_hash};
 use crate::layers::{LayerFile, Trust, json_kind, layer_files, personal_project_file, read_layer};
@@ -133,7 +137,7 @@ impl Default for LspSettings {
 }
 
 /// Every setting Larik takes from its configuration files.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Settings {
     /// `model`: the model to use, as `provider/model`.
     pub model: Option<String>,
@@ -149,10 +153,12 @@ pub struct Settings {
     /// `mcpServers`, by name. A shared file's server counts only once the user approved
     /// its exact entry (a changed command loses the approval).
     pub mcp_servers: BTreeMap<String, McpServerSettings>,
+    /// `models`, `aliases`, `roles`, `max_budget_usd` and `auto_compact_share`.
+    pub models: ModelConfig,
 }
 
 /// The merged settings, the notices for the user, and the files that were read.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct LoadedConfig {
     /// The settings.
     pub settings: Settings,
@@ -241,6 +247,7 @@ impl Layer<'_> {
                 "lsp" => self.lsp(value, &mut settings.lsp),
                 "mcpServers" => self.mcp_servers(value, &mut settings.mcp_servers),
                 APPROVALS_KEY => self.approvals(value),
+                other if self.model_key(other, value, &mut settings.models) => {}
                 // Keys of other tools and of later versions are left alone.
                 _ => {}
             }

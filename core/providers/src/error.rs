@@ -7,7 +7,8 @@ use std::time::Duration;
 pub enum ProviderError {
     /// The model name is not `provider/model`.
     #[error(
-        "model name `{name}` is not of the form provider/model (e.g. anthropic/claude-sonnet-4-5)"
+        "model name `{name}` is neither provider/model (e.g. anthropic/claude-sonnet-4-5) nor \
+         a known alias (e.g. sonnet, opus, haiku, gpt, codex, gemini, flash)"
     )]
     BadModelName {
         /// The name given.
@@ -15,8 +16,8 @@ pub enum ProviderError {
     },
     /// The provider is not one Larik knows.
     #[error(
-        "unknown provider `{provider}` (known: anthropic, openai, and the OpenAI-compatible \
-         openai-compat, openrouter, vllm, llamacpp, lmstudio)"
+        "unknown provider `{provider}` (known: anthropic, openai, gemini, ollama, and the \
+         OpenAI-compatible openai-compat, openrouter, vllm, llamacpp, lmstudio)"
     )]
     UnknownProvider {
         /// The provider given.

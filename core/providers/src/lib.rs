@@ -14,6 +14,7 @@ pub mod ollama;
 pub mod openai_chat;
 pub mod openai_responses;
 pub mod pricing;
+pub mod registry;
 pub mod replay;
 pub mod retry;
 mod sse;
@@ -29,7 +30,8 @@ use serde_json::Value;
 pub use error::ProviderError;
 pub use http::prepare_tls;
 pub use larik_protocol::ReasoningEffort;
-pub use models::{KNOWN_MODELS, KnownModel, Prices, context_window, known_model};
+pub use models::{ALIASES, KNOWN_MODELS, KnownModel, Prices, context_window, known_model};
+pub use registry::{ModelRegistry, ModelRole, ModelSettings};
 pub use retry::{RetryPolicy, stream_with_retry};
 
 /// A tool as offered to the model.
@@ -179,6 +181,23 @@ pub fn split_model_name(name: &str) -> Result<(&str, &str), ProviderError> {
             name: name.to_string(),
         }),
     }
+}
+
+/// Builds the client for `provider/model` with its endpoint and what the registry says
+/// about the model: a local server (Ollama) is asked to load the configured context window.
+pub fn connect_with(
+    model_name: &str,
+    endpoint: &Endpoint,
+    registry: &ModelRegistry,
+) -> Result<Arc<dyn ModelClient>, ProviderError> {
+    let (provider, model) = split_model_name(model_name)?;
+    if provider == ollama::PROVIDER {
+        return Ok(Arc::new(
+            ollama::OllamaClient::new(model, endpoint)?
+                .with_context_length(registry.context_window(model_name)),
+        ));
+    }
+    connect(model_name, endpoint)
 }
 
 /// Builds the client for `provider/model` with its endpoint.

@@ -17,6 +17,8 @@ pub struct KnownModel {
     pub label: &'static str,
     /// The context window in tokens.
     pub context_window: u64,
+    /// The most output tokens one answer may have.
+    pub max_output: u32,
     /// List prices.
     pub prices: Prices,
 }
@@ -54,7 +56,7 @@ const fn model(
     provider: &'static str,
     id: &'static str,
     label: &'static str,
-    context_window: u64,
+    (context_window, max_output): (u64, u32),
     prices: Prices,
 ) -> KnownModel {
     KnownModel {
@@ -62,6 +64,7 @@ const fn model(
         id,
         label,
         context_window,
+        max_output,
         prices,
     }
 }
@@ -72,84 +75,84 @@ pub const KNOWN_MODELS: &[KnownModel] = &[
         "anthropic",
         "claude-opus-4-5",
         "Claude Opus 4.5",
-        200_000,
+        (200_000, 64_000),
         prices(5.0, 25.0, 0.50, 6.25),
     ),
     model(
         "anthropic",
         "claude-sonnet-4-5",
         "Claude Sonnet 4.5",
-        200_000,
+        (200_000, 64_000),
         prices(3.0, 15.0, 0.30, 3.75),
     ),
     model(
         "anthropic",
         "claude-haiku-4-5",
         "Claude Haiku 4.5",
-        200_000,
+        (200_000, 64_000),
         prices(1.0, 5.0, 0.10, 1.25),
     ),
     model(
         "anthropic",
         "claude-opus-4-1",
         "Claude Opus 4.1",
-        200_000,
+        (200_000, 32_000),
         prices(15.0, 75.0, 1.5, 18.75),
     ),
     model(
         "anthropic",
         "claude-sonnet-4",
         "Claude Sonnet 4",
-        200_000,
+        (200_000, 64_000),
         prices(3.0, 15.0, 0.30, 3.75),
     ),
     model(
         "openai",
         "gpt-5.1",
         "GPT-5.1",
-        400_000,
+        (400_000, 128_000),
         prices(1.25, 10.0, 0.125, 0.0),
     ),
     model(
         "openai",
         "gpt-5.1-codex",
         "GPT-5.1 Codex",
-        400_000,
+        (400_000, 128_000),
         prices(1.25, 10.0, 0.125, 0.0),
     ),
     model(
         "openai",
         "gpt-5",
         "GPT-5",
-        400_000,
+        (400_000, 128_000),
         prices(1.25, 10.0, 0.125, 0.0),
     ),
     model(
         "openai",
         "gpt-5-mini",
         "GPT-5 mini",
-        400_000,
+        (400_000, 128_000),
         prices(0.25, 2.0, 0.025, 0.0),
     ),
     model(
         "gemini",
         "gemini-3-pro-preview",
         "Gemini 3 Pro (preview)",
-        1_048_576,
+        (1_048_576, 65_536),
         prices(2.0, 12.0, 0.20, 0.0),
     ),
     model(
         "gemini",
         "gemini-2.5-pro",
         "Gemini 2.5 Pro",
-        1_048_576,
+        (1_048_576, 65_536),
         prices(1.25, 10.0, 0.125, 0.0),
     ),
     model(
         "gemini",
         "gemini-2.5-flash",
         "Gemini 2.5 Flash",
-        1_048_576,
+        (1_048_576, 65_536),
         prices(0.30, 2.50, 0.03, 0.0),
     ),
 ];
@@ -193,6 +196,19 @@ pub(crate) fn strip_date(model: &str) -> &str {
     }
     model
 }
+
+/// Short names for common models, each standing for its `provider/model`.
+pub const ALIASES: &[(&str, &str)] = &[
+    ("sonnet", "anthropic/claude-sonnet-4-5"),
+    ("opus", "anthropic/claude-opus-4-5"),
+    ("haiku", "anthropic/claude-haiku-4-5"),
+    ("gpt", "openai/gpt-5.1"),
+    ("codex", "openai/gpt-5.1-codex"),
+    ("gpt-mini", "openai/gpt-5-mini"),
+    ("gemini", "gemini/gemini-2.5-pro"),
+    ("gemini-3", "gemini/gemini-3-pro-preview"),
+    ("flash", "gemini/gemini-2.5-flash"),
+];
 
 /// The context window of `provider/model` in tokens, when the model is known.
 pub fn context_window(name: &str) -> Option<u64> {
