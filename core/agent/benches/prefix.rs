@@ -79,7 +79,7 @@ fn write_project(root: &Path) {
 /// reasoning on every third turn, then an answer.
 fn enqueue_turn(server: &FakeModelServer, index: usize) {
     let mut calling = turn();
-    if index % 3 == 0 {
+    if index.is_multiple_of(3) {
         calling = calling.thinking(
             format!("turn {index}: deciding which file to read"),
             format!("signature-{index}"),

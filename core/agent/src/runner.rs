@@ -93,8 +93,8 @@ pub(crate) struct Runner {
     pub(crate) notes_for_model: Vec<String>,
     /// The model's context window in tokens, when known.
     pub(crate) context_window: Option<u64>,
-    /// Whether the provider was asked about the current model yet.
-    pub(crate) model_info_known: bool,
+    /// What the provider was asked about the current model.
+    pub(crate) model_info: crate::window::ModelInfoState,
     /// The token count of the last request, for the context window's fill.
     pub(crate) measured: Option<crate::window::Measured>,
 }
@@ -144,7 +144,7 @@ impl Runner {
             checkpoint: None,
             notes_for_model: session.pending_notes,
             context_window: known_window(&config, &model_name),
-            model_info_known: false,
+            model_info: Default::default(),
             measured: None,
             config,
         })
@@ -215,7 +215,7 @@ impl Runner {
             Ok((client, model)) => {
                 self.client = client;
                 self.context_window = known_window(&self.config, &model);
-                self.model_info_known = false;
+                self.model_info = Default::default();
                 // Another model counts tokens its own way.
                 self.measured = None;
                 self.model_name = model.clone();

@@ -134,6 +134,7 @@ impl Runner {
                 }
             };
             answers += 1;
+            self.model_info.answered = true;
 
             turn_usage.add(&self.account_usage(&response.usage));
 
@@ -194,20 +195,24 @@ impl Runner {
         self.request_with(messages)
     }
 
+    /// The output limit of a request: the configured one, capped by the model's own (asking
+    /// for more is an error).
+    pub(crate) fn max_output_tokens(&self) -> u32 {
+        self.config
+            .models
+            .max_output_tokens(&self.model_name)
+            .map_or(self.config.max_output_tokens, |limit| {
+                limit.min(self.config.max_output_tokens)
+            })
+    }
+
     /// The request for `messages` with this context's system prompt and tools.
     pub(crate) fn request_with(&self, messages: Vec<Message>) -> Arc<ModelRequest> {
         Arc::new(ModelRequest {
             system: self.system_prompt.clone(),
             messages,
             tools: self.tool_specs.clone(),
-            // The model's own limit caps the configured one; asking for more is an error.
-            max_output_tokens: self
-                .config
-                .models
-                .max_output_tokens(&self.model_name)
-                .map_or(self.config.max_output_tokens, |limit| {
-                    limit.min(self.config.max_output_tokens)
-                }),
+            max_output_tokens: self.max_output_tokens(),
             reasoning: self.config.reasoning,
         })
     }

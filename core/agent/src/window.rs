@@ -14,6 +14,17 @@ use crate::runner::Runner;
 /// Bytes of JSON per estimated token.
 const BYTES_PER_TOKEN: usize = 4;
 
+/// What the agent asked the provider about the current model.
+#[derive(Debug, Default)]
+pub(crate) struct ModelInfoState {
+    /// How many times it asked (at most twice per client).
+    pub(crate) asked: u8,
+    /// Whether the current client has answered a request.
+    pub(crate) answered: bool,
+    /// The notices already said, so a second answer does not repeat them.
+    pub(crate) said: std::collections::HashSet<String>,
+}
+
 /// The token count the last request reported and the conversation length it covered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Measured {
@@ -70,35 +81,43 @@ pub(crate) fn passes_share(tokens: u64, window: u64, share: f64) -> bool {
 }
 
 impl Runner {
-    /// Asks the provider about the model once per client: the window a local server really
-    /// loaded replaces the listed one, and what the user should know is said. Returns
-    /// `false` when `cancel` fired first.
+    /// Asks the provider about the model: once before a client's first request, and once
+    /// more after its first answer, when a local server has loaded the model and can say
+    /// which window it really runs with. That window replaces the listed one; each notice
+    /// is said once per model. Returns `false` when `cancel` fired first.
     pub(crate) async fn learn_model_info(&mut self, cancel: &CancellationToken) -> bool {
-        if self.model_info_known {
+        let due = match self.model_info.asked {
+            0 => true,
+            1 => self.model_info.answered,
+            _ => false,
+        };
+        if !due {
             return true;
         }
         let client = std::sync::Arc::clone(&self.client);
+        let max_output = self.max_output_tokens();
         let info = tokio::select! {
             biased;
             () = cancel.cancelled() => return false,
-            info = client.model_info() => info,
+            info = client.model_info(max_output) => info,
         };
-        self.model_info_known = true;
-        match info {
+        self.model_info.asked += 1;
+        let notices = match info {
             Ok(info) => {
                 if let Some(window) = info.context_window {
                     self.context_window = Some(window);
                 }
-                for message in info.notices {
-                    self.events.emit(Event::Notice { message });
-                }
+                info.notices
             }
-            Err(error) => self.events.emit(Event::Notice {
-                message: format!(
-                    "could not ask the server about {}: {error}",
-                    self.model_name
-                ),
-            }),
+            Err(error) => vec![format!(
+                "could not ask the server about {}: {error}",
+                self.model_name
+            )],
+        };
+        for message in notices {
+            if self.model_info.said.insert(message.clone()) {
+                self.events.emit(Event::Notice { message });
+            }
         }
         true
     }

@@ -1,16 +1,17 @@
 //! The agent at the edges of its limits, against the fake model server: automatic
 //! compaction when a request would pass the configured share of the context window (mid-turn
 //! and before a turn's first request), one compaction and one retry when the provider says
-//! the conversation does not fit, and the session budget stopping a turn before a request.
+//! the conversation does not fit, the window a local server really loaded sizing it, and the
+//! session budget stopping a turn before a request.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use larik_agent::{AgentConfig, AgentHandle, Budget};
 use larik_protocol::{Event, Op, StopReason};
-use larik_providers::ModelSettings;
+use larik_providers::{Endpoint, ModelSettings};
 use larik_session::SessionStore;
-use larik_testkit::{FakeModelServer, RecordedRequest, error_status, turn};
+use larik_testkit::{FakeModelServer, OllamaModelInfo, RecordedRequest, error_status, turn};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -353,4 +354,92 @@ async fn a_spent_budget_stops_the_turn_before_the_next_request() {
     assert_eq!(stop, StopReason::BudgetExceeded);
     assert_eq!(h.server.requests().len(), 1);
     h.server.assert_no_violations();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ollamas_loaded_window_sizes_compaction_and_its_limits_are_said_once() {
+    let server = FakeModelServer::start().await;
+    let project = tempfile::tempdir().expect("project");
+    let data = tempfile::tempdir().expect("data");
+    let cwd = project.path().canonicalize().expect("cwd");
+    let mut info = OllamaModelInfo::new("qwen3", 32_768);
+    info.capabilities = vec!["completion".into()];
+    server.set_ollama_model(info.clone());
+    let model = "ollama/qwen3";
+    let mut config = AgentConfig::new(cwd.clone(), model);
+    config.endpoints.insert(
+        "ollama".into(),
+        Endpoint {
+            api_key: None,
+            base_url: Some(server.ollama_base_url()),
+        },
+    );
+    let mut agent = fake_model::spawn(
+        config,
+        fake_model::new_session(data.path(), cwd, model),
+        Vec::new(),
+    );
+    let usage_windows = |events: &[Event]| -> Vec<Option<u64>> {
+        events
+            .iter()
+            .filter_map(|event| match event {
+                Event::Usage { context_window, .. } => Some(*context_window),
+                _ => None,
+            })
+            .collect()
+    };
+
+    server.enqueue(turn().text("one").usage(7_000, 10));
+    agent.ops.send(Op::user_text("first")).expect("agent runs");
+    let (events, stop) = turn_events(&mut agent).await;
+    assert_eq!(stop, StopReason::EndTurn, "{events:#?}");
+    // Not loaded yet: the window is the one asked for.
+    assert_eq!(usage_windows(&events), [Some(32_768)]);
+    let said = notices(&events);
+    assert_eq!(
+        said.iter()
+            .filter(|notice| notice.contains("cannot call tools"))
+            .count(),
+        1,
+        "{said:?}"
+    );
+
+    // The server loaded the model with a smaller window than asked.
+    info.loaded_context_length = Some(8_192);
+    server.set_ollama_model(info);
+    server.enqueue(turn().text(SUMMARY).usage(100, 20));
+    server.enqueue(turn().text("two").usage(300, 5));
+    agent.ops.send(Op::user_text("second")).expect("agent runs");
+    let (events, stop) = turn_events(&mut agent).await;
+    assert_eq!(stop, StopReason::EndTurn, "{events:#?}");
+    let said = notices(&events);
+    assert!(
+        said.iter().any(|notice| notice
+            .contains("loaded with a context window of 8192 tokens, smaller than the 32768")),
+        "{said:?}"
+    );
+    assert!(
+        !said
+            .iter()
+            .any(|notice| notice.contains("cannot call tools")),
+        "said once: {said:?}"
+    );
+    assert!(
+        said.iter()
+            .any(|notice| notice.contains("more than 80% of the 8192-token context window")),
+        "{said:?}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|event| matches!(event, Event::Compacted { .. }))
+    );
+    assert_eq!(usage_windows(&events), [Some(8_192), Some(8_192)]);
+    let chats: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|request| request.path == "/api/chat")
+        .collect();
+    assert_eq!(chats.len(), 3);
+    server.assert_no_violations();
 }

@@ -142,9 +142,11 @@ pub trait ModelClient: Send + Sync {
     fn model(&self) -> &str;
     /// One attempt at a request, without retries. Dropping the stream aborts the request.
     fn stream(&self, request: Arc<ModelRequest>) -> ResponseStream;
-    /// Asks the server about the model (context window, tool support). Providers whose
-    /// servers do not say answer with nothing known.
-    fn model_info(&self) -> ModelInfoFuture<'_> {
+    /// Asks the server about the model (context window, tool support), for requests of at
+    /// most `max_output_tokens` output. Providers whose servers do not say answer with
+    /// nothing known.
+    fn model_info(&self, max_output_tokens: u32) -> ModelInfoFuture<'_> {
+        let _ = max_output_tokens;
         Box::pin(async { Ok(ModelInfo::default()) })
     }
 }

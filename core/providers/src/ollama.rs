@@ -174,7 +174,7 @@ impl OllamaClient {
         })
     }
 
-    async fn describe(&self) -> Result<ModelInfo, ProviderError> {
+    async fn describe(&self, max_output_tokens: u32) -> Result<ModelInfo, ProviderError> {
         let (shown, notice) = self.shown().await;
         let mut model_info = ModelInfo::default();
         model_info.notices.extend(notice);
@@ -182,7 +182,7 @@ impl OllamaClient {
             0 => info::context_to_ask(
                 self.context_length,
                 shown.as_ref().and_then(|shown| shown.trained_context),
-                0,
+                u64::from(max_output_tokens),
             ),
             asked => asked,
         };
@@ -231,8 +231,8 @@ impl ModelClient for OllamaClient {
         parse::chat_stream(async move { client.open(request).await })
     }
 
-    fn model_info(&self) -> ModelInfoFuture<'_> {
-        Box::pin(self.describe())
+    fn model_info(&self, max_output_tokens: u32) -> ModelInfoFuture<'_> {
+        Box::pin(self.describe(max_output_tokens))
     }
 }
 

@@ -314,17 +314,19 @@ async fn model_info_reports_tools_and_the_loaded_window() {
     no_tools.capabilities = vec!["completion".into(), "vision".into()];
     server.set_ollama_model(no_tools);
 
-    let info = client(&server).model_info().await.expect("info");
+    let info = client(&server).model_info(2_048).await.expect("info");
     assert_eq!(info.supports_tools, Some(true));
     assert_eq!(info.context_window, Some(8_192));
     assert_eq!(info.notices.len(), 1, "{:?}", info.notices);
     assert!(info.notices[0].contains("8192"), "{}", info.notices[0]);
 
     let gemma = connect("ollama/gemma3", &endpoint(&server)).expect("client");
-    let info = gemma.model_info().await.expect("info");
+    let info = gemma.model_info(2_048).await.expect("info");
     assert_eq!(info.supports_tools, Some(false));
-    // Not loaded: the window it will be asked for.
+    // Not loaded: the window it will be asked for, which leaves room for the answer.
     assert_eq!(info.context_window, Some(DEFAULT_CONTEXT_CAP));
+    let roomy = gemma.model_info(32_000).await.expect("info");
+    assert_eq!(roomy.context_window, Some(32_000 + 4_096));
     assert_eq!(info.notices.len(), 1);
     assert!(
         info.notices[0].contains("cannot call tools"),
@@ -337,7 +339,11 @@ async fn model_info_reports_tools_and_the_loaded_window() {
         .into_iter()
         .map(|request| request.path)
         .collect();
-    assert_eq!(paths, ["/api/show", "/api/ps", "/api/show", "/api/ps"]);
+    // `/api/show` is asked once per client; `/api/ps` each time.
+    assert_eq!(
+        paths,
+        ["/api/show", "/api/ps", "/api/show", "/api/ps", "/api/ps"]
+    );
     server.assert_no_violations();
 }
 
@@ -449,7 +455,7 @@ async fn a_refused_connection_names_ollama_host_and_ollama_serve() {
         "{text}"
     );
     assert!(text.contains(&format!("127.0.0.1:{port}")), "{text}");
-    let info = client.model_info().await.expect_err("nobody answers");
+    let info = client.model_info(2_048).await.expect_err("nobody answers");
     assert!(info.to_string().contains("ollama serve"), "{info}");
 }
 
