@@ -1,0 +1,269 @@
+//! The OpenAI-compatible Chat Completions client against a server nobody here wrote: the
+//! LiteLLM proxy (installed by `tests/litellm/setup`), started on a loopback port with
+//! models that answer from its built-in `mock_response`, so no upstream is called. Checks
+//! that its real streaming dialect parses into text and a clean end of turn, that tool-call
+//! deltas as the proxy re-encodes them arrive intact, and that an unknown model is a clear
+//! error.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use larik_protocol::{Block, Message};
+use larik_providers::{ModelRequest, ModelStop, ProviderError, StreamEvent, ToolSpec};
+use larik_testkit::{FakeModelServer, turn};
+use serde_json::json;
+
+#[path = "support/common.rs"]
+mod common;
+
+use common::{Items, collect, completed, text_of};
+
+/// The proxy's key; long and random-looking because the proxy refuses to start with a
+/// weak or missing one.
+const MASTER_KEY: &str = "sk-larik-test-5f0c2a9e71d84b36a0e4c1b7d9f26e83";
+
+/// What the mocked text model answers.
+const MOCK_TEXT: &str = "Hello from the LiteLLM proxy, streamed in small pieces.";
+
+/// How long the proxy may take to import itself and start listening on a busy machine.
+const START_TIMEOUT: Duration = Duration::from_secs(120);
+
+fn litellm_bin() -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/litellm/.venv/bin/litellm");
+    assert!(
+        path.exists(),
+        "{} is missing: run tests/litellm/setup first",
+        path.display()
+    );
+    path
+}
+
+/// A running proxy, killed when dropped.
+struct Proxy {
+    base_url: String,
+    log: PathBuf,
+    child: tokio::process::Child,
+    _dir: tempfile::TempDir,
+}
+
+impl Proxy {
+    /// Starts the proxy with the mocked models, plus `upstream_tool`, a model relayed to
+    /// `upstream` (an OpenAI-compatible base URL) when given.
+    async fn start(upstream: Option<&str>) -> Proxy {
+        let bin = litellm_bin();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut config = format!(
+            "model_list:\n\
+             \x20 - model_name: mock-text\n\
+             \x20   litellm_params:\n\
+             \x20     model: openai/mock-text\n\
+             \x20     api_key: sk-never-sent\n\
+             \x20     mock_response: {MOCK_TEXT:?}\n"
+        );
+        if let Some(upstream) = upstream {
+            config.push_str(&format!(
+                "\x20 - model_name: upstream-tool\n\
+                 \x20   litellm_params:\n\
+                 \x20     model: openai/upstream-tool\n\
+                 \x20     api_key: sk-upstream\n\
+                 \x20     api_base: {upstream:?}\n"
+            ));
+        }
+        config.push_str(&format!("general_settings:\n  master_key: {MASTER_KEY}\n"));
+        let config_path = dir.path().join("config.yaml");
+        std::fs::write(&config_path, config).expect("write the proxy config");
+
+        let port = free_port();
+        let log = dir.path().join("litellm.log");
+        let out = std::fs::File::create(&log).expect("create the proxy log");
+        let err = out.try_clone().expect("share the proxy log");
+        let child = tokio::process::Command::new(bin)
+            .arg("--config")
+            .arg(&config_path)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            // Its own copy of the price table: otherwise it tries the internet at start.
+            .env("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+            // A `.env` in the working directory would be read; the temp dir has none.
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start the LiteLLM proxy");
+        let mut proxy = Proxy {
+            base_url: format!("http://127.0.0.1:{port}"),
+            log,
+            child: child,
+            _dir: dir,
+        };
+        proxy.wait_ready().await;
+        proxy
+    }
+
+    /// Polls the liveness endpoint until it answers; fails early when the proxy exits.
+    async fn wait_ready(&mut self) {
+        let http = reqwest::Client::new();
+        let url = format!("{}/health/liveliness", self.base_url);
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("poll the proxy process") {
+                panic!(
+                    "the proxy exited with {status} before answering:\n{}",
+                    self.log_tail()
+                );
+            }
+            let answer = http.get(&url).timeout(Duration::from_secs(5)).send().await;
+            if answer.is_ok_and(|answer| answer.status().is_success()) {
+                return;
+            }
+            assert!(
+                started.elapsed() < START_TIMEOUT,
+                "the proxy did not answer within {START_TIMEOUT:?}:\n{}",
+                self.log_tail()
+            );
+            // Polling a server that is still importing itself: there is no event to wait on.
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+
+    fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(40)..].join("\n")
+    }
+
+    async fn ask(&self, model: &str, request: Arc<ModelRequest>) -> Items {
+        let client = common::client_at(
+            &format!("openai-compat/{model}"),
+            MASTER_KEY,
+            self.base_url.clone(),
+        );
+        collect(client.stream(request)).await
+    }
+}
+
+/// A loopback port that was free a moment ago.
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind a loopback port");
+    listener.local_addr().expect("a bound address").port()
+}
+
+fn request(tools: Vec<ToolSpec>) -> Arc<ModelRequest> {
+    Arc::new(ModelRequest {
+        system: "You are a test.".into(),
+        messages: vec![Message::user_text("Say hello.")],
+        tools,
+        max_output_tokens: 256,
+        reasoning: None,
+    })
+}
+
+fn read_tool() -> ToolSpec {
+    ToolSpec {
+        name: "read".into(),
+        description: "Read a file".into(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {"path": {"type": "string"}},
+            "required": ["path"],
+        }),
+    }
+}
+
+#[tokio::test]
+async fn mocked_text_streams_in_pieces_and_ends_the_turn() {
+    let proxy = Proxy::start(None).await;
+    let items = proxy.ask("mock-text", request(vec![read_tool()])).await;
+    assert!(
+        items.iter().all(Result::is_ok),
+        "no errors in the stream: {items:?}"
+    );
+    let deltas = items
+        .iter()
+        .filter(|item| matches!(item, Ok(StreamEvent::TextDelta(_))))
+        .count();
+    assert!(
+        deltas > 1,
+        "the proxy streams the text in several chunks: {items:?}"
+    );
+    assert_eq!(text_of(&items), MOCK_TEXT);
+    let response = completed(&items);
+    assert_eq!(response.stop, ModelStop::EndTurn);
+    assert_eq!(
+        response.content,
+        [Block::Text {
+            text: MOCK_TEXT.into()
+        }]
+    );
+}
+
+#[tokio::test]
+async fn tool_calls_relayed_by_the_proxy_arrive_intact() {
+    // The proxy cannot mock a tool call in a stream (`mock_tool_calls` only applies to
+    // non-streaming answers), so this model relays to the fake server; what the client
+    // parses is still the proxy's own re-encoding of the call.
+    let upstream = FakeModelServer::start().await;
+    upstream.enqueue(
+        turn()
+            .text("Reading it.")
+            .tool_call(
+                "call_litellm_1",
+                "read",
+                json!({"path": "src/main.rs", "lines": [1, 20]}),
+            )
+            .usage(30, 12),
+    );
+    let proxy = Proxy::start(Some(&upstream.openai_chat_base_url())).await;
+    let items = proxy.ask("upstream-tool", request(vec![read_tool()])).await;
+    assert!(
+        items.iter().all(Result::is_ok),
+        "no errors in the stream: {items:?}"
+    );
+    assert!(
+        items.iter().any(|item| matches!(
+            item,
+            Ok(StreamEvent::ToolCallStarted { id, name }) if id == "call_litellm_1" && name == "read"
+        )),
+        "the call is announced while streaming: {items:?}"
+    );
+    let response = completed(&items);
+    assert_eq!(response.stop, ModelStop::ToolUse);
+    assert_eq!(
+        response.content,
+        [
+            Block::Text {
+                text: "Reading it.".into()
+            },
+            Block::ToolCall {
+                id: "call_litellm_1".into(),
+                name: "read".into(),
+                input: json!({"path": "src/main.rs", "lines": [1, 20]}),
+            },
+        ]
+    );
+    let requests = upstream.requests();
+    assert_eq!(requests.len(), 1, "the proxy asked upstream once");
+}
+
+#[tokio::test]
+async fn an_unknown_model_is_a_clear_error() {
+    let proxy = Proxy::start(None).await;
+    let items = proxy.ask("no-such-model", request(Vec::new())).await;
+    match items.as_slice() {
+        [
+            Err(ProviderError::BadRequest {
+                status, message, ..
+            }),
+        ] => {
+            assert_eq!(*status, 400);
+            assert!(
+                message.contains("no-such-model"),
+                "the message names the model: {message}"
+            );
+        }
+        other => panic!("expected one BadRequest naming the model, got {other:?}"),
+    }
+}
