@@ -2,8 +2,8 @@
 //!
 //! The system prompt is the first message; a user turn's tool results become `tool`
 //! messages right after the assistant message that asked for them, followed by the user's
-//! own text and images; an assistant turn becomes one message with its text and
-//! `tool_calls`. Reasoning of any kind is never sent: the dialect has no place for it.
+//! own text and images (joined with a user message right before, so turns alternate); an
+//! assistant turn becomes one message with its text and `tool_calls`. Reasoning of any kind is never sent: the dialect has no place for it.
 
 use larik_protocol::{Block, ResultPart, Role};
 use serde_json::{Value, json};
@@ -84,8 +84,25 @@ fn render_user(blocks: &[&Block], messages: &mut Vec<Value>) {
             Block::Thinking { .. } | Block::Opaque { .. } | Block::ToolCall { .. } => {}
         }
     }
+    if parts.is_empty() {
+        return;
+    }
+    // Many servers' chat templates require user and assistant turns to alternate, so a
+    // prompt that follows another user message (after a failed turn, or a summary) joins
+    // it. The earlier parts stay first and unchanged, which keeps the cached prefix.
+    if let Some(previous) = messages.last_mut()
+        && previous["role"] == "user"
+    {
+        let mut joined = match previous["content"].take() {
+            Value::String(text) => vec![json!({"type": "text", "text": text})],
+            Value::Array(earlier) => earlier,
+            _ => Vec::new(),
+        };
+        joined.extend(parts);
+        previous["content"] = Value::Array(joined);
+        return;
+    }
     match parts.as_slice() {
-        [] => {}
         // Plain string content is what every server accepts.
         [only] if only["type"] == "text" => {
             messages.push(json!({"role": "user", "content": only["text"]}))
@@ -284,5 +301,24 @@ mod tests {
         let messages = body["messages"].as_array().expect("messages");
         assert_eq!(messages.len(), 3);
         assert_eq!(messages[2]["content"], Value::Null);
+    }
+
+    #[test]
+    fn consecutive_user_messages_join_so_turns_alternate() {
+        let (_, body) = body(vec![
+            Message::user_text("first, which failed"),
+            Message::user_text("second"),
+            Message::user_text("third"),
+        ]);
+        let messages = body["messages"].as_array().expect("messages");
+        assert_eq!(messages.len(), 2, "{messages:#?}");
+        assert_eq!(
+            messages[1]["content"],
+            json!([
+                {"type": "text", "text": "first, which failed"},
+                {"type": "text", "text": "second"},
+                {"type": "text", "text": "third"},
+            ])
+        );
     }
 }
