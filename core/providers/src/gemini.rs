@@ -28,6 +28,7 @@ use std::sync::Arc;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 
 use crate::http::{build_client, check_endpoint, open_stream};
+use crate::sse::request_stream;
 use crate::{Endpoint, ModelClient, ModelRequest, ProviderError, ResponseStream};
 
 /// The provider id.
@@ -107,7 +108,7 @@ impl ModelClient for GeminiClient {
                 .await
                 .map_err(errors::classify)
         };
-        parse::chunk_stream(open, parse::GeminiParser::new(&self.model))
+        request_stream(open, parse::GeminiParser::new(&self.model))
     }
 }
 

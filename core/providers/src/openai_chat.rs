@@ -14,6 +14,7 @@ use std::sync::Arc;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 
 use crate::http::{build_client, open_stream};
+use crate::sse::request_stream;
 use crate::{Endpoint, ModelClient, ModelRequest, ProviderError, ResponseStream};
 
 /// The provider ids served by this client, all speaking the same dialect.
@@ -122,7 +123,7 @@ impl ModelClient for OpenAiChatClient {
         if let Some(authorization) = &self.authorization {
             builder = builder.header(AUTHORIZATION, authorization.clone());
         }
-        parse::chunk_stream(
+        request_stream(
             open_stream(self.provider, builder),
             parse::ChatParser::new(self.provider, &self.model),
         )

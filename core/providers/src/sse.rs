@@ -15,11 +15,23 @@ use futures::StreamExt;
 use crate::http::ByteStream;
 use crate::{ProviderError, ResponseStream, StreamEvent};
 
+/// How a body ended without the format's closing event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BodyEnd {
+    /// A `[DONE]` event arrived.
+    Done,
+    /// The body ended.
+    Closed,
+    /// The connection broke.
+    Broken,
+}
+
 /// Turns the events of one wire format into stream items.
 pub(crate) trait WireParser: Send + 'static {
     /// The provider id, for errors.
     fn provider(&self) -> &'static str;
-    /// The event that ends a complete response, named in the error when it never comes.
+    /// What ends a complete response, named in the error when it never comes, e.g.
+    /// "`message_stop`".
     fn closing_event(&self) -> &'static str;
     /// Handles one event (`name` is the SSE event name, `message` when absent) and pushes
     /// what it yields to `out`. Pushing [`StreamEvent::Completed`] ends the stream.
@@ -29,6 +41,13 @@ pub(crate) trait WireParser: Send + 'static {
         data: &str,
         out: &mut Vec<StreamEvent>,
     ) -> Result<(), ProviderError>;
+    /// The complete response when the body may end as it did (`end`) without a closing
+    /// event, `None` when that means the stream was cut. Formats that always close say
+    /// `None`, the default; for them a `[DONE]` event is ignored.
+    fn complete_at(&mut self, end: BodyEnd) -> Option<crate::ModelResponse> {
+        let _ = end;
+        None
+    }
 }
 
 /// The stream of one request: `connect` opens the body, `parser` reads it.
@@ -83,31 +102,36 @@ impl<P: WireParser> Driver<P> {
                 return None;
             }
             let provider = self.parser.provider();
-            let failure = match self.events.next().await {
+            let (end, failure) = match self.events.next().await {
+                Some(Ok(event)) if event.data.trim() == "[DONE]" => (BodyEnd::Done, None),
                 Some(Ok(event)) => {
-                    if event.data == "[DONE]" {
-                        continue;
-                    }
                     let mut out = Vec::new();
                     match self.parser.on_event(&event.event, &event.data, &mut out) {
                         Ok(()) => {
                             self.pending.extend(out);
                             continue;
                         }
-                        Err(err) => err,
+                        Err(err) => {
+                            self.done = true;
+                            return Some(Err(err));
+                        }
                     }
                 }
-                Some(Err(err)) => stream_error(provider, err),
-                None => ProviderError::Connection {
-                    provider: provider.to_string(),
-                    message: format!(
-                        "the stream was cut before `{}`",
-                        self.parser.closing_event()
-                    ),
-                },
+                Some(Err(err)) => (BodyEnd::Broken, Some(stream_error(provider, err))),
+                None => (BodyEnd::Closed, None),
             };
+            if let Some(response) = self.parser.complete_at(end) {
+                self.pending.push_back(StreamEvent::Completed(response));
+                continue;
+            }
+            if end == BodyEnd::Done {
+                continue;
+            }
             self.done = true;
-            return Some(Err(failure));
+            return Some(Err(failure.unwrap_or_else(|| ProviderError::Connection {
+                provider: provider.to_string(),
+                message: format!("the stream was cut before {}", self.parser.closing_event()),
+            })));
         }
     }
 }

@@ -299,7 +299,7 @@ impl WireParser for AnthropicParser {
     }
 
     fn closing_event(&self) -> &'static str {
-        "message_stop"
+        "`message_stop`"
     }
 
     fn on_event(

@@ -8,23 +8,18 @@
 //! response, and a body that ends before one is a cut connection, which the retry layer
 //! retries.
 
-use std::collections::VecDeque;
-use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use eventsource_stream::{EventStream, Eventsource};
-use futures::StreamExt;
 use larik_protocol::{Block, Usage};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::render::GENERATED_ID_PREFIX;
 use super::{PROVIDER, SIGNATURE_KEY, errors, signature_marker};
-use crate::http::ByteStream;
 use crate::pricing::cost_usd;
-use crate::sse::parse_data;
-use crate::{ModelResponse, ModelStop, ProviderError, ResponseStream, StreamEvent};
+use crate::sse::{BodyEnd, WireParser, parse_data};
+use crate::{ModelResponse, ModelStop, ProviderError, StreamEvent};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -366,84 +361,37 @@ fn finish(reason: &str, message: Option<&str>) -> Result<Finish, ProviderError> 
     })
 }
 
-struct Driver {
-    events: EventStream<ByteStream>,
-    parser: GeminiParser,
-    pending: VecDeque<StreamEvent>,
-    done: bool,
-}
+impl WireParser for GeminiParser {
+    fn provider(&self) -> &'static str {
+        PROVIDER
+    }
 
-/// The stream of one request: `connect` opens the body, `parser` reads its chunks.
-pub(crate) fn chunk_stream<F>(connect: F, parser: GeminiParser) -> ResponseStream
-where
-    F: Future<Output = Result<ByteStream, ProviderError>> + Send + 'static,
-{
-    let body = futures::stream::once(connect)
-        .flat_map(|opened| match opened {
-            Ok(body) => body,
-            Err(err) => futures::stream::once(async move { Err(err) }).boxed(),
-        })
-        .boxed();
-    parse_body(body, parser)
-}
+    fn closing_event(&self) -> &'static str {
+        "a `finishReason`"
+    }
 
-fn parse_body(body: ByteStream, parser: GeminiParser) -> ResponseStream {
-    let driver = Driver {
-        events: body.eventsource(),
-        parser,
-        pending: VecDeque::new(),
-        done: false,
-    };
-    futures::stream::unfold(driver, |mut driver| async move {
-        let item = driver.next_item().await?;
-        Some((item, driver))
-    })
-    .boxed()
-}
-
-impl Driver {
-    async fn next_item(&mut self) -> Option<Result<StreamEvent, ProviderError>> {
-        loop {
-            if let Some(event) = self.pending.pop_front() {
-                return Some(Ok(event));
-            }
-            if self.done {
-                return None;
-            }
-            let failure = match self.events.next().await {
-                Some(Ok(event)) if event.data.trim().is_empty() => continue,
-                Some(Ok(event)) => {
-                    let mut out = Vec::new();
-                    match self.parser.on_chunk(&event.data, &mut out) {
-                        Ok(()) => {
-                            self.pending.extend(out);
-                            continue;
-                        }
-                        Err(err) => err,
-                    }
-                }
-                // After the finish reason everything is in; a reset now loses nothing.
-                Some(Err(_)) | None if self.parser.finish.is_some() => {
-                    self.done = true;
-                    let response = self.parser.complete();
-                    self.pending.push_back(StreamEvent::Completed(response));
-                    continue;
-                }
-                Some(Err(err)) => crate::sse::stream_error(PROVIDER, err),
-                None => ProviderError::Connection {
-                    provider: PROVIDER.to_string(),
-                    message: "the stream was cut before a `finishReason`".into(),
-                },
-            };
-            self.done = true;
-            return Some(Err(failure));
+    fn on_event(
+        &mut self,
+        _name: &str,
+        data: &str,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        if data.trim().is_empty() {
+            return Ok(());
         }
+        self.on_chunk(data, out)
+    }
+
+    fn complete_at(&mut self, _end: BodyEnd) -> Option<ModelResponse> {
+        // After the finish reason everything is in; a reset or the end now loses nothing.
+        self.finish.is_some().then(|| self.complete())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use futures::StreamExt;
     use serde_json::json;
 
     async fn run(chunks: &[Value]) -> Vec<Result<StreamEvent, ProviderError>> {
@@ -456,7 +404,7 @@ mod tests {
             .chunks(7)
             .map(|piece| Ok(bytes::Bytes::copy_from_slice(piece)))
             .collect();
-        parse_body(
+        crate::sse::parse_body(
             futures::stream::iter(pieces).boxed(),
             GeminiParser::new("gemini-2.5-pro"),
         )

@@ -7,20 +7,16 @@
 //! are accumulated by `index`; a call without an `id` gets one that is stable for the
 //! stream and unique across streams.
 
-use std::collections::VecDeque;
-use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use eventsource_stream::{EventStream, Eventsource};
-use futures::StreamExt;
 use larik_protocol::{Block, Usage};
 use serde::Deserialize;
 
-use crate::http::{ByteStream, ErrorDetail, stream_error};
+use crate::http::{ErrorDetail, stream_error};
 use crate::pricing::cost_usd;
-use crate::sse::{parse_arguments, parse_data};
-use crate::{ModelResponse, ModelStop, ProviderError, ResponseStream, StreamEvent};
+use crate::sse::{BodyEnd, WireParser, parse_arguments, parse_data};
+use crate::{ModelResponse, ModelStop, ProviderError, StreamEvent};
 
 #[derive(Deserialize)]
 struct Chunk {
@@ -299,88 +295,42 @@ impl ChatParser {
     }
 }
 
-struct Driver {
-    events: EventStream<ByteStream>,
-    parser: ChatParser,
-    pending: VecDeque<StreamEvent>,
-    done: bool,
-}
-
-/// The stream of one request: `connect` opens the body, `parser` reads its chunks.
-pub(crate) fn chunk_stream<F>(connect: F, parser: ChatParser) -> ResponseStream
-where
-    F: Future<Output = Result<ByteStream, ProviderError>> + Send + 'static,
-{
-    let body = futures::stream::once(connect)
-        .flat_map(|opened| match opened {
-            Ok(body) => body,
-            Err(err) => futures::stream::once(async move { Err(err) }).boxed(),
-        })
-        .boxed();
-    parse_body(body, parser)
-}
-
-fn parse_body(body: ByteStream, parser: ChatParser) -> ResponseStream {
-    let driver = Driver {
-        events: body.eventsource(),
-        parser,
-        pending: VecDeque::new(),
-        done: false,
-    };
-    futures::stream::unfold(driver, |mut driver| async move {
-        let item = driver.next_item().await?;
-        Some((item, driver))
-    })
-    .boxed()
-}
-
-impl Driver {
-    async fn next_item(&mut self) -> Option<Result<StreamEvent, ProviderError>> {
-        loop {
-            if let Some(event) = self.pending.pop_front() {
-                return Some(Ok(event));
-            }
-            if self.done {
-                return None;
-            }
-            let provider = self.parser.provider;
-            let failure = match self.events.next().await {
-                Some(Ok(event)) if event.data.trim() == "[DONE]" => {
-                    return self.finish();
-                }
-                Some(Ok(event)) if event.data.trim().is_empty() => continue,
-                Some(Ok(event)) => {
-                    let mut out = Vec::new();
-                    match self.parser.on_chunk(&event.data, &mut out) {
-                        Ok(()) => {
-                            self.pending.extend(out);
-                            continue;
-                        }
-                        Err(err) => err,
-                    }
-                }
-                Some(Err(err)) => crate::sse::stream_error(provider, err),
-                None if self.parser.may_end() => return self.finish(),
-                None => ProviderError::Connection {
-                    provider: provider.to_string(),
-                    message: "the stream was cut before a `finish_reason` or `[DONE]`".into(),
-                },
-            };
-            self.done = true;
-            return Some(Err(failure));
-        }
+impl WireParser for ChatParser {
+    fn provider(&self) -> &'static str {
+        self.provider
     }
 
-    fn finish(&mut self) -> Option<Result<StreamEvent, ProviderError>> {
-        // Nothing after the response counts; stop reading the body.
-        self.done = true;
-        Some(Ok(StreamEvent::Completed(self.parser.complete())))
+    fn closing_event(&self) -> &'static str {
+        "a `finish_reason` or `[DONE]`"
+    }
+
+    fn on_event(
+        &mut self,
+        _name: &str,
+        data: &str,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        if data.trim().is_empty() {
+            return Ok(());
+        }
+        self.on_chunk(data, out)
+    }
+
+    fn complete_at(&mut self, end: BodyEnd) -> Option<ModelResponse> {
+        // `[DONE]` ends the answer; so does the end of a body that already said why it
+        // stopped (some servers never send `[DONE]`).
+        match end {
+            BodyEnd::Done => Some(self.complete()),
+            BodyEnd::Closed if self.may_end() => Some(self.complete()),
+            BodyEnd::Closed | BodyEnd::Broken => None,
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use futures::StreamExt;
     use serde_json::{Value, json};
 
     async fn run(text: &str) -> Vec<Result<StreamEvent, ProviderError>> {
@@ -389,7 +339,7 @@ mod tests {
             .chunks(7)
             .map(|chunk| Ok(bytes::Bytes::copy_from_slice(chunk)))
             .collect();
-        parse_body(
+        crate::sse::parse_body(
             futures::stream::iter(chunks).boxed(),
             ChatParser::new("vllm", "qwen"),
         )

@@ -256,7 +256,7 @@ impl WireParser for ResponsesParser {
     }
 
     fn closing_event(&self) -> &'static str {
-        "response.completed"
+        "`response.completed`"
     }
 
     fn on_event(
