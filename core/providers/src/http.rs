@@ -18,6 +18,27 @@ pub(crate) type ByteStream = BoxStream<'static, Result<Bytes, ProviderError>>;
 /// Longest excerpt of a non-JSON error body kept in a message.
 const EXCERPT_CHARS: usize = 200;
 
+/// The `Authorization: Bearer` header for an optional key: `None` without a key (local
+/// servers need none), an error naming `provider` for a key no header can carry.
+pub(crate) fn optional_bearer(
+    provider: &str,
+    api_key: Option<&str>,
+) -> Result<Option<HeaderValue>, ProviderError> {
+    match api_key.map(str::trim) {
+        Some(key) if !key.is_empty() => {
+            let mut header = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
+                ProviderError::BadEndpoint {
+                    provider: provider.to_string(),
+                    message: "the API key contains characters not allowed in an HTTP header".into(),
+                }
+            })?;
+            header.set_sensitive(true);
+            Ok(Some(header))
+        }
+        _ => Ok(None),
+    }
+}
+
 /// Builds the HTTP client of one provider client.
 ///
 /// Each client gets its own connection pool (a pool must not outlive the runtime its

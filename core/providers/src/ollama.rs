@@ -21,7 +21,9 @@ use futures::StreamExt;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use serde_json::Value;
 
-use crate::http::{ByteStream, build_client, connection_error, excerpt, parse_retry_after};
+use crate::http::{
+    ByteStream, build_client, connection_error, excerpt, optional_bearer, parse_retry_after,
+};
 use crate::{
     Endpoint, ModelClient, ModelInfo, ModelInfoFuture, ModelRequest, ProviderError, ResponseStream,
 };
@@ -69,16 +71,7 @@ impl OllamaClient {
         };
         let base = normalize_host(endpoint.base_url.as_deref().unwrap_or(""))
             .map_err(|message| bad(format!("OLLAMA_HOST: {message}")))?;
-        let authorization = match endpoint.api_key.as_deref().map(str::trim) {
-            Some(key) if !key.is_empty() => {
-                let mut header = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
-                    bad("the API key contains characters not allowed in an HTTP header".into())
-                })?;
-                header.set_sensitive(true);
-                Some(header)
-            }
-            _ => None,
-        };
+        let authorization = optional_bearer(PROVIDER, endpoint.api_key.as_deref())?;
         Ok(OllamaClient {
             model: model.into(),
             base,

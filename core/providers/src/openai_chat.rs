@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 
-use crate::http::{build_client, open_stream};
+use crate::http::{build_client, open_stream, optional_bearer};
 use crate::sse::request_stream;
 use crate::{Endpoint, ModelClient, ModelRequest, ProviderError, ResponseStream};
 
@@ -78,16 +78,7 @@ impl OpenAiChatClient {
         if !matches!(url.scheme(), "http" | "https") {
             return Err(bad(format!("base URL `{base}` is not http or https")));
         }
-        let authorization = match endpoint.api_key.as_deref().map(str::trim) {
-            Some(key) if !key.is_empty() => {
-                let mut header = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
-                    bad("the API key contains characters not allowed in an HTTP header".into())
-                })?;
-                header.set_sensitive(true);
-                Some(header)
-            }
-            _ => None,
-        };
+        let authorization = optional_bearer(provider, endpoint.api_key.as_deref())?;
         Ok(OpenAiChatClient {
             provider,
             model: model.into(),
