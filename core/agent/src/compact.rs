@@ -161,18 +161,13 @@ impl Runner {
     }
 
     fn finish_compaction(
-        &self,
+        &mut self,
         stop_reason: StopReason,
         num_requests: u32,
         last_message: String,
         usage: Usage,
     ) {
-        self.events.emit(Event::TurnComplete {
-            stop_reason,
-            num_requests,
-            last_message,
-            usage,
-        });
+        self.complete_turn(stop_reason, num_requests, last_message, usage);
     }
 }
 

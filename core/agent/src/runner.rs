@@ -5,7 +5,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use larik_permissions::PermissionPolicy;
-use larik_protocol::{Event, Message, Op, PermissionDecision, PermissionMode, Usage};
+use larik_protocol::{Event, Message, Op, PermissionDecision, PermissionMode, StopReason, Usage};
 use larik_providers::{ModelClient, ToolSpec, connect_with, split_model_name};
 use larik_session::SessionWriter;
 use tokio::sync::{mpsc, oneshot};
@@ -299,6 +299,16 @@ impl Runner {
         // editing it, as after a resume.
         self.reads = Arc::default();
         replaced
+    }
+
+    /// Adds the end of a turn to the session file.
+    pub(crate) fn record_turn(&mut self, stop_reason: StopReason, requests: u32, usage: &Usage) {
+        if let Err(error) = self
+            .session
+            .append_turn(stop_reason.as_str(), requests, usage)
+        {
+            self.report_session_error(error);
+        }
     }
 
     /// Adds a request's usage to the session file.

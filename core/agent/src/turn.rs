@@ -178,11 +178,24 @@ impl Runner {
             }
         };
 
+        self.complete_turn(stop_reason, requests, last_message, turn_usage);
+    }
+
+    /// Ends a turn (or a `/compact`): records its stop reason, requests and usage in the
+    /// session file and says so.
+    pub(crate) fn complete_turn(
+        &mut self,
+        stop_reason: StopReason,
+        num_requests: u32,
+        last_message: String,
+        usage: Usage,
+    ) {
+        self.record_turn(stop_reason, num_requests, &usage);
         self.events.emit(Event::TurnComplete {
             stop_reason,
-            num_requests: requests,
+            num_requests,
             last_message,
-            usage: turn_usage,
+            usage,
         });
     }
 

@@ -178,6 +178,30 @@ async fn a_turn_that_fills_half_the_window_compacts_and_carries_on() {
     h.server.assert_no_violations();
     let stats = h.server.prefix_stats();
     assert_eq!((stats.compared, stats.extended), (1, 1), "{stats:?}");
+
+    // The session file has each request's usage and the turn's total.
+    let lines: Vec<Value> = std::fs::read_to_string(h.session_file())
+        .expect("session file")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("JSON line"))
+        .collect();
+    let inputs: Vec<u64> = lines
+        .iter()
+        .filter(|line| line["type"] == "usage")
+        .map(|line| line["usage"]["input_tokens"].as_u64().expect("tokens"))
+        .collect();
+    assert_eq!(inputs, [60_000, 60_100, 300]);
+    let turns: Vec<&Value> = lines.iter().filter(|line| line["type"] == "turn").collect();
+    assert_eq!(turns.len(), 1);
+    assert_eq!(turns[0]["stop_reason"], "end_turn");
+    assert_eq!(turns[0]["requests"], 3);
+    assert_eq!(turns[0]["usage"]["input_tokens"], 120_400);
+    assert_eq!(turns[0]["usage"]["output_tokens"], 65);
+    let cost = turns[0]["usage"]["cost_usd"].as_f64().expect("cost");
+    assert!(
+        (cost - (120_400.0 * 3.0 + 65.0 * 15.0) / 1e6).abs() < 1e-9,
+        "{cost}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

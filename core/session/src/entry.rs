@@ -66,6 +66,14 @@ pub(crate) enum EntryBody {
     Compaction {
         summary: String,
     },
+    /// The end of a turn (or of a `/compact`): why it stopped, how many model requests it
+    /// made and what they used together; each request's own usage is in the `usage`
+    /// entries before it.
+    Turn {
+        stop_reason: String,
+        requests: u32,
+        usage: Usage,
+    },
     /// Something the model must hear with the next prompt (e.g. which files `/undo` put
     /// back); delivered as part of that prompt's message.
     Note {
@@ -74,7 +82,8 @@ pub(crate) enum EntryBody {
 }
 
 /// The entry types this version reads, to tell an unknown type from a malformed entry.
-pub(crate) const KNOWN_TYPES: [&str; 5] = ["meta", "message", "usage", "compaction", "note"];
+pub(crate) const KNOWN_TYPES: [&str; 6] =
+    ["meta", "message", "usage", "compaction", "note", "turn"];
 
 /// `n` random lowercase hex digits.
 ///

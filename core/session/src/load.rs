@@ -92,6 +92,8 @@ pub(crate) fn load(path: &Path) -> Result<LoadedSession, SessionError> {
             }
             EntryBody::Note { text } => pending_notes.push(text),
             EntryBody::Usage { usage: used, .. } => usage.add(&used),
+            // A turn's usage repeats its requests' entries, already counted.
+            EntryBody::Turn { .. } => {}
             EntryBody::Compaction { summary } => {
                 messages.clear();
                 messages.push(Message::user_text(summary.clone()));

@@ -59,6 +59,21 @@ impl SessionWriter {
         })
     }
 
+    /// Appends the end of a turn: its stop reason, its number of model requests and their
+    /// usage together.
+    pub fn append_turn(
+        &mut self,
+        stop_reason: &str,
+        requests: u32,
+        usage: &Usage,
+    ) -> Result<(), SessionError> {
+        self.append(EntryBody::Turn {
+            stop_reason: stop_reason.to_owned(),
+            requests,
+            usage: *usage,
+        })
+    }
+
     /// Appends a compaction: on replay, `summary` replaces every earlier message.
     pub fn append_compaction(&mut self, summary: &str) -> Result<(), SessionError> {
         self.append(EntryBody::Compaction {
