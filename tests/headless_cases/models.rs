@@ -71,7 +71,12 @@ async fn gemini_is_reached_with_its_key_and_base_url() {
         .expect("larik runs");
     assert!(output.status.success(), "stderr: {}", stderr(&output));
     harness.server.assert_no_violations();
-    let request = &harness.server.requests()[0];
+    let requests = harness.server.requests();
+    let (described, chats): (Vec<_>, Vec<_>) =
+        requests.iter().partition(|request| request.is_model_info());
+    assert_eq!(described[0].path, "/v1beta/models/gemini-2.5-pro");
+    assert_eq!(described[0].header("x-goog-api-key"), Some("gemini-key"));
+    let request = chats[0];
     assert_eq!(
         request.path,
         "/v1beta/models/gemini-2.5-pro:streamGenerateContent"

@@ -131,7 +131,7 @@ async fn prefix_scenario(model: &str) -> (usize, PrefixStats, Vec<String>) {
     let requests = server
         .requests()
         .iter()
-        .filter(|request| !matches!(request.path.as_str(), "/api/show" | "/api/ps"))
+        .filter(|request| !request.is_model_info())
         .count();
     (requests, server.prefix_stats(), server.violations())
 }

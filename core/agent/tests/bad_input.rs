@@ -65,7 +65,7 @@ impl Harness {
         self.server
             .requests()
             .into_iter()
-            .filter(|request| !request.path.starts_with("/api/show") && request.path != "/api/ps")
+            .filter(|request| !request.is_model_info())
             .collect()
     }
 }

@@ -152,7 +152,7 @@ const LEGS: [Leg; 5] = [
 /// The session after all five legs, with what the tests inspect.
 struct Switched {
     server: FakeModelServer,
-    /// The conversation requests (no Ollama `/api/show` or `/api/ps`), two per leg.
+    /// The conversation requests (no model descriptions), two per leg.
     requests: Vec<RecordedRequest>,
     /// The call ids of each leg's tool calls, as the agent announced them.
     call_ids: Vec<Vec<String>>,
@@ -246,7 +246,7 @@ async fn run_switching_session() -> Switched {
     let requests: Vec<RecordedRequest> = server
         .requests()
         .into_iter()
-        .filter(|request| !matches!(request.path.as_str(), "/api/show" | "/api/ps"))
+        .filter(|request| !request.is_model_info())
         .collect();
     assert_eq!(requests.len(), 2 * LEGS.len());
     for (index, request) in requests.iter().enumerate() {

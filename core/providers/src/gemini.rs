@@ -3,7 +3,8 @@
 //! [`GeminiClient`] posts the whole conversation to
 //! `{base}/v1beta/models/{model}:streamGenerateContent?alt=sse` with the key in the
 //! `x-goog-api-key` header, never in the URL. Rendering lives in `render`, stream parsing in
-//! `parse`, and Google's error bodies are classified in `errors`.
+//! `parse`, and Google's error bodies are classified in `errors`. The model's input limit
+//! comes from `{base}/v1beta/models/{model}`, asked once per client.
 //!
 //! Thought signatures are how Gemini keeps its reasoning across requests: it puts a
 //! `thoughtSignature` on parts of its answer (thought parts, function calls, sometimes text)
@@ -23,13 +24,19 @@ mod errors;
 mod parse;
 mod render;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
+use serde_json::Value;
 
-use crate::http::{build_client, check_endpoint, open_stream};
+use crate::http::{
+    build_client, check_endpoint, connection_error, excerpt, open_stream, parse_retry_after,
+    status_error,
+};
 use crate::sse::request_stream;
-use crate::{Endpoint, ModelClient, ModelRequest, ProviderError, ResponseStream};
+use crate::{
+    Endpoint, ModelClient, ModelInfo, ModelInfoFuture, ModelRequest, ProviderError, ResponseStream,
+};
 
 /// The provider id.
 pub const PROVIDER: &str = "gemini";
@@ -54,8 +61,12 @@ pub fn signature_marker(signature: &str) -> String {
 pub struct GeminiClient {
     model: String,
     url: String,
+    /// `{base}/v1beta/models/{model}`, where the API describes the model.
+    info_url: String,
     api_key: HeaderValue,
     http: reqwest::Client,
+    /// What the API said about the model, asked once per client.
+    described: Arc<OnceLock<ModelInfo>>,
 }
 
 impl GeminiClient {
@@ -78,10 +89,60 @@ impl GeminiClient {
         }
         Ok(GeminiClient {
             url: format!("{base}/v1beta/models/{model}:streamGenerateContent?alt=sse"),
+            info_url: format!("{base}/v1beta/models/{model}"),
             model,
             api_key,
             http: build_client(PROVIDER)?,
+            described: Arc::default(),
         })
+    }
+
+    /// The model's input limit from the API's model description (`inputTokenLimit`),
+    /// asked once. A model the listing does not know gets nothing; the chat request then
+    /// says what is wrong.
+    async fn describe(&self) -> Result<ModelInfo, ProviderError> {
+        if let Some(known) = self.described.get() {
+            return Ok(known.clone());
+        }
+        let response = self
+            .http
+            .get(&self.info_url)
+            .header("x-goog-api-key", self.api_key.clone())
+            .send()
+            .await
+            .map_err(|err| connection_error(PROVIDER, "describing the model", &err))?;
+        let status = response.status().as_u16();
+        let retry_after = parse_retry_after(response.headers());
+        let body = response
+            .text()
+            .await
+            .map_err(|err| connection_error(PROVIDER, "reading the model description", &err))?;
+        let info = match status {
+            200..=299 => {
+                let described: Value =
+                    serde_json::from_str(&body).map_err(|err| ProviderError::Protocol {
+                        provider: PROVIDER.to_string(),
+                        message: format!(
+                            "the model description is not JSON ({err}): {}",
+                            excerpt(&body)
+                        ),
+                    })?;
+                ModelInfo {
+                    context_window: described.get("inputTokenLimit").and_then(Value::as_u64),
+                    ..ModelInfo::default()
+                }
+            }
+            404 => ModelInfo::default(),
+            _ => {
+                return Err(errors::classify(status_error(
+                    PROVIDER,
+                    status,
+                    retry_after,
+                    &body,
+                )));
+            }
+        };
+        Ok(self.described.get_or_init(|| info).clone())
     }
 }
 
@@ -109,6 +170,10 @@ impl ModelClient for GeminiClient {
                 .map_err(errors::classify)
         };
         request_stream(open, parse::GeminiParser::new(&self.model))
+    }
+
+    fn model_info(&self, _max_output_tokens: u32) -> ModelInfoFuture<'_> {
+        Box::pin(self.describe())
     }
 }
 

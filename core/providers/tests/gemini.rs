@@ -1,7 +1,8 @@
 //! The Gemini client against the fake model server: streamed text and thoughts, thought
 //! signatures replayed on their own parts, parallel function calls, usage and cost, finish
-//! reasons, Google's errors, cut streams, a transcript from another provider, and the
-//! request it sends, all over real HTTP on loopback.
+//! reasons, Google's errors, cut streams, a transcript from another provider, the request
+//! it sends, and the model description it reads the window from, all over real HTTP on
+//! loopback.
 
 use std::sync::Arc;
 
@@ -11,7 +12,7 @@ use larik_providers::{
     Endpoint, ModelClient, ModelRequest, ModelStop, ProviderError, ReasoningEffort, StreamEvent,
     connect, stream_with_retry,
 };
-use larik_testkit::{FakeModelServer, Reply, turn};
+use larik_testkit::{FakeModelServer, GeminiModelInfo, Reply, turn};
 use serde_json::{Value, json};
 
 #[path = "support/common.rs"]
@@ -770,4 +771,54 @@ async fn connect_knows_gemini_and_needs_its_key() {
         (client.provider(), client.model()),
         ("gemini", "gemini-2.5-pro")
     );
+}
+
+#[tokio::test]
+async fn the_model_description_gives_the_window_once_and_an_unknown_model_none() {
+    let server = FakeModelServer::start().await;
+    server.set_gemini_model(GeminiModelInfo {
+        name: "gemini-3-flash".into(),
+        input_token_limit: 524_288,
+        output_token_limit: 32_768,
+    });
+    let described = client(&server, "gemini/gemini-3-flash");
+    assert_eq!(
+        described
+            .model_info(1_024)
+            .await
+            .expect("info")
+            .context_window,
+        Some(524_288)
+    );
+    assert_eq!(
+        described
+            .model_info(1_024)
+            .await
+            .expect("info")
+            .context_window,
+        Some(524_288),
+        "asked once, remembered"
+    );
+    let unknown = client(&server, "gemini/gemini-9-ultra");
+    assert_eq!(
+        unknown.model_info(1_024).await.expect("a 404 is no error"),
+        larik_providers::ModelInfo::default()
+    );
+    let paths: Vec<String> = server
+        .requests()
+        .into_iter()
+        .map(|request| {
+            assert!(request.is_model_info());
+            assert_eq!(request.header("x-goog-api-key"), Some("AIza-test-key"));
+            request.path
+        })
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "/v1beta/models/gemini-3-flash",
+            "/v1beta/models/gemini-9-ultra"
+        ]
+    );
+    server.assert_no_violations();
 }

@@ -59,6 +59,56 @@ fn call_args(arguments: &str) -> Value {
     }
 }
 
+/// A Gemini model the fake server describes at `GET /v1beta/models/{name}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GeminiModelInfo {
+    /// The model id, e.g. `gemini-2.5-pro`.
+    pub name: String,
+    /// `inputTokenLimit`.
+    pub input_token_limit: u64,
+    /// `outputTokenLimit`.
+    pub output_token_limit: u64,
+}
+
+/// The answer to a model description request (`GET /v1beta/models/{id}`, no `:` method),
+/// or `None` for any other request: status, body, and what was wrong with the request.
+pub(crate) fn answer_info(
+    path: &str,
+    method: &axum::http::Method,
+    models: &[GeminiModelInfo],
+) -> Option<(u16, String, Option<String>)> {
+    let id = path.strip_prefix("/v1beta/models/")?;
+    if id.contains(':') {
+        return None;
+    }
+    let problem =
+        (method != axum::http::Method::GET).then(|| format!("method {method} instead of GET"));
+    let answer = match models.iter().find(|model| model.name == id) {
+        Some(model) => (
+            200,
+            json!({
+                "name": format!("models/{id}"),
+                "version": "001",
+                "displayName": id,
+                "inputTokenLimit": model.input_token_limit,
+                "outputTokenLimit": model.output_token_limit,
+                "supportedGenerationMethods": ["generateContent", "countTokens"],
+            })
+            .to_string(),
+        ),
+        None => (
+            404,
+            json!({"error": {
+                "code": 404,
+                "message": format!("models/{id} is not found for API version v1beta"),
+                "status": "NOT_FOUND",
+            }})
+            .to_string(),
+        ),
+    };
+    Some((answer.0, answer.1, problem))
+}
+
 /// Renders `turn` as the answer to request number `number` on `path`.
 pub(crate) fn render(turn: &Turn, path: &str, number: usize) -> Rendered {
     let model = model_of(path).to_string();

@@ -4,11 +4,11 @@
 //! Ollama's native `/api/chat` (newline-delimited JSON), answers each request with the next
 //! scripted [`Reply`] (one queue shared by all endpoints), records every request, and
 //! checks every request for protocol violations such as a tool result that answers no tool
-//! call. Ollama's `/api/show` and `/api/ps` are
-//! answered from the models set with [`FakeModelServer::set_ollama_model`], without taking
-//! a scripted reply.
-//! Provider code under test talks to it over real HTTP, so the real client code is what
-//! runs.
+//! call. Model descriptions (Ollama's `/api/show` and `/api/ps`, Gemini's
+//! `GET /v1beta/models/{id}`) are answered from the models set with
+//! [`FakeModelServer::set_ollama_model`] and [`FakeModelServer::set_gemini_model`], without
+//! taking a scripted reply. Provider code under test talks to it over real HTTP, so the
+//! real client code is what runs.
 
 mod anthropic;
 mod checks;
@@ -20,6 +20,7 @@ pub mod prefix;
 pub mod script;
 mod sse;
 
+pub use gemini::GeminiModelInfo;
 pub use ollama::OllamaModelInfo;
 pub use prefix::PrefixStats;
 pub use script::*;
@@ -54,6 +55,16 @@ pub struct RecordedRequest {
 }
 
 impl RecordedRequest {
+    /// Whether this asked about a model (Ollama's `/api/show` and `/api/ps`, Gemini's model
+    /// description) rather than carrying a conversation.
+    pub fn is_model_info(&self) -> bool {
+        matches!(self.path.as_str(), "/api/show" | "/api/ps")
+            || self
+                .path
+                .strip_prefix("/v1beta/models/")
+                .is_some_and(|id| !id.contains(':'))
+    }
+
     /// The first value of header `name`, compared case-insensitively.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
@@ -83,6 +94,7 @@ struct State {
     violations: Vec<String>,
     prefix: prefix::Tracker,
     ollama_models: Vec<OllamaModelInfo>,
+    gemini_models: Vec<GeminiModelInfo>,
 }
 
 impl Shared {
@@ -169,6 +181,15 @@ impl FakeModelServer {
     /// The base URL for the Ollama client, which posts to `{base}/api/chat`.
     pub fn ollama_base_url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// Describes a Gemini model at `GET /v1beta/models/{name}` (replacing an earlier
+    /// description of the same name); other names answer 404 like the real API. Such
+    /// requests never take a scripted reply.
+    pub fn set_gemini_model(&self, model: GeminiModelInfo) {
+        let mut state = self.shared.lock();
+        state.gemini_models.retain(|known| known.name != model.name);
+        state.gemini_models.push(model);
     }
 
     /// Makes `/api/show` and `/api/ps` describe `model`, replacing a model of the same name.
@@ -280,7 +301,8 @@ async fn handle(shared: Arc<Shared>, request: Request) -> Response {
         let number = state.requests.len();
         let prefix = format!("request {number} ({path})");
         // Model information is answered from the server's settings, not the reply queue.
-        let info = ollama::answer_info(&path, &parts.method, parsed.as_ref(), &state.ollama_models);
+        let info = ollama::answer_info(&path, &parts.method, parsed.as_ref(), &state.ollama_models)
+            .or_else(|| gemini::answer_info(&path, &parts.method, &state.gemini_models));
         if let Some((_, _, Some(problem))) = &info {
             state.violations.push(format!("{prefix}: {problem}"));
         }
