@@ -465,5 +465,9 @@ async fn ollamas_loaded_window_sizes_compaction_and_its_limits_are_said_once() {
         .filter(|request| request.path == "/api/chat")
         .collect();
     assert_eq!(chats.len(), 3);
+    assert!(
+        chats.iter().all(|chat| chat.body.get("tools").is_none()),
+        "a model that cannot call tools is offered none"
+    );
     server.assert_no_violations();
 }

@@ -148,6 +148,7 @@ impl OllamaClient {
                 request.reasoning,
                 shown.as_ref().and_then(|shown| shown.has("thinking")),
             ),
+            tools: shown.as_ref().and_then(|shown| shown.has("tools")) != Some(false),
         };
         let body = render::request_body(&self.model, &request, &settings);
         let mut builder = self
@@ -184,7 +185,7 @@ impl OllamaClient {
             if model_info.supports_tools == Some(false) {
                 model_info.notices.push(format!(
                     "{} cannot call tools (Ollama does not list the `tools` capability for \
-                     it), so it can only answer in text",
+                     it), so it is offered none and can only answer in text",
                     self.model
                 ));
             }

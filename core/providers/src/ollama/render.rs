@@ -25,6 +25,9 @@ pub(super) struct Settings {
     pub(super) num_ctx: u64,
     /// The `think` field, `None` to leave it out.
     pub(super) think: Option<Value>,
+    /// Whether the model can call tools; Ollama refuses a request that offers tools to a
+    /// model that cannot, so then none are offered.
+    pub(super) tools: bool,
 }
 
 /// The `think` value for `effort` on `model`: gpt-oss takes a level, the other thinking
@@ -86,7 +89,7 @@ pub(super) fn request_body(model: &str, request: &ModelRequest, settings: &Setti
             "num_predict": request.max_output_tokens,
         },
     });
-    if !request.tools.is_empty() {
+    if settings.tools && !request.tools.is_empty() {
         body["tools"] = request
             .tools
             .iter()
@@ -231,7 +234,25 @@ mod tests {
         Settings {
             num_ctx: 8192,
             think: Some(Value::Bool(true)),
+            tools: true,
         }
+    }
+
+    #[test]
+    fn a_model_that_cannot_call_tools_is_offered_none() {
+        let without = Settings {
+            tools: false,
+            ..settings()
+        };
+        let raw = String::from_utf8(request_body(
+            "gemma3",
+            &request(vec![Message::user_text("hi")]),
+            &without,
+        ))
+        .expect("UTF-8");
+        let body: Value = serde_json::from_str(&raw).expect("JSON");
+        assert!(body.get("tools").is_none(), "{body}");
+        assert!(body["messages"].as_array().is_some_and(|m| m.len() == 2));
     }
 
     fn render(model: &str, messages: Vec<Message>) -> (String, Value) {
