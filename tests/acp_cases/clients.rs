@@ -535,6 +535,9 @@ async fn python_sdk_slash_commands_and_an_image_prompt() {
         .server
         .enqueue(answer("Summary: the user showed an image of a red dot."));
     harness.server.enqueue(answer("Yes."));
+    let config = harness.data.path().join(".config/larik");
+    std::fs::create_dir_all(&config).expect("config dir");
+    std::fs::write(config.join("config.json"), r#"{"max_budget_usd": 25}"#).expect("config");
     let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
     let log = harness
         .drive(
@@ -581,6 +584,10 @@ async fn python_sdk_slash_commands_and_an_image_prompt() {
     let text = log.agent_text();
     assert!(text.contains("Compacted the conversation"), "{text}");
     assert!(text.contains("output tokens"), "/cost answers: {text}");
+    assert!(
+        text.contains(" of $25.00 spent."),
+        "/cost shows the budget: {text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

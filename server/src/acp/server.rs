@@ -63,6 +63,8 @@ struct Started {
     model: String,
     reasoning: Option<ReasoningEffort>,
     usage: Usage,
+    /// The session's spending cap, if any.
+    budget: Option<Arc<larik_agent::Budget>>,
     /// What the user should hear about the configuration, told with the first prompt.
     notices: Vec<String>,
 }
@@ -398,6 +400,7 @@ impl Server {
             .map_err(internal)?;
         setup::attach_language_servers(&self.options, &mut config, servers.as_ref());
         let (mode, reasoning, usage) = (config.mode, config.reasoning, session.usage);
+        let budget = config.budget.clone();
         let agent = larik_agent::spawn(config, session).map_err(internal)?;
         Ok(Started {
             agent,
@@ -405,6 +408,7 @@ impl Server {
             model,
             reasoning,
             usage,
+            budget,
             notices,
         })
     }
@@ -430,6 +434,7 @@ impl Server {
             reasoning: started.reasoning,
             providers_with_keys,
             usage: started.usage,
+            budget: started.budget,
             notices: started.notices,
         });
         lock(&self.sessions).insert(

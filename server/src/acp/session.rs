@@ -7,6 +7,7 @@
 //! every waiting prompt with the `cancelled` stop reason.
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
 
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::schema::{
@@ -17,7 +18,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Error, ErrorCode};
-use larik_agent::AgentHandle;
+use larik_agent::{AgentHandle, Budget};
 use larik_protocol::event::ErrorKind;
 use larik_protocol::{
     Event, Op, PermissionDecision, PermissionMode, PermissionOption, PermissionOptionKind,
@@ -109,6 +110,8 @@ pub struct Start {
     pub providers_with_keys: Vec<String>,
     /// Usage so far (a resumed session keeps its total).
     pub usage: Usage,
+    /// The session's spending cap, if any.
+    pub budget: Option<Arc<Budget>>,
     /// What the user should hear about the configuration; told with the first prompt.
     pub notices: Vec<String>,
 }
@@ -127,6 +130,7 @@ pub fn spawn(start: Start) -> (mpsc::UnboundedSender<Command>, watch::Receiver<b
         reasoning: start.reasoning,
         providers_with_keys: start.providers_with_keys,
         usage: start.usage,
+        budget: start.budget,
         notices: start.notices,
         commands: sender.clone(),
         running: None,
@@ -177,6 +181,7 @@ struct SessionTask {
     reasoning: Option<ReasoningEffort>,
     providers_with_keys: Vec<String>,
     usage: Usage,
+    budget: Option<Arc<Budget>>,
     /// Configuration notices not told yet.
     notices: Vec<String>,
     commands: mpsc::UnboundedSender<Command>,
@@ -396,15 +401,25 @@ impl SessionTask {
                 text.push_str("\nSwitch with `/mode NAME`.");
                 text
             }
-            LocalReply::Cost => format!(
-                "This session so far: {} input tokens ({} read from cache, {} written to cache), \
-                 {} output tokens, ${:.4}.",
-                self.usage.input_tokens,
-                self.usage.cache_read_tokens,
-                self.usage.cache_write_tokens,
-                self.usage.output_tokens,
-                self.usage.cost_usd
-            ),
+            LocalReply::Cost => {
+                let mut text = format!(
+                    "This session so far: {} input tokens ({} read from cache, {} written to \
+                     cache), {} output tokens, ${:.4}.",
+                    self.usage.input_tokens,
+                    self.usage.cache_read_tokens,
+                    self.usage.cache_write_tokens,
+                    self.usage.output_tokens,
+                    self.usage.cost_usd
+                );
+                if let Some(budget) = &self.budget {
+                    text.push_str(&format!(
+                        " Budget: ${:.4} of ${:.2} spent.",
+                        budget.spent_usd(),
+                        budget.cap_usd()
+                    ));
+                }
+                text
+            }
         }
     }
 
