@@ -199,9 +199,8 @@ async fn tool_calls_relayed_by_the_proxy_arrive_intact() {
     // non-streaming answers), so this model relays to the fake server; what the client
     // parses is still the proxy's own re-encoding of the call.
     let upstream = FakeModelServer::start().await;
-    let proxy = Proxy::start(Some(&upstream.openai_chat_base_url())).await;
-    // Scripted only now: while starting, the proxy lists the upstream's models, and that
-    // request must not take the answer meant for the chat request.
+    // Scripted before the proxy starts: the list of models the proxy asks its upstream for
+    // at start is answered by the fake server without spending a scripted reply.
     upstream.enqueue(
         turn()
             .text("Reading it.")
@@ -212,6 +211,7 @@ async fn tool_calls_relayed_by_the_proxy_arrive_intact() {
             )
             .usage(30, 12),
     );
+    let proxy = Proxy::start(Some(&upstream.openai_chat_base_url())).await;
     let items = proxy.ask("upstream-tool").await;
     assert!(
         items.iter().all(Result::is_ok),
@@ -248,6 +248,7 @@ async fn tool_calls_relayed_by_the_proxy_arrive_intact() {
         chats, 1,
         "the proxy relayed the request once, without retrying"
     );
+    upstream.assert_no_violations();
 }
 
 #[tokio::test]

@@ -5,7 +5,8 @@
 //! scripted [`Reply`] (one queue shared by all endpoints), records every request, and
 //! checks every request for protocol violations such as a tool result that answers no tool
 //! call. Model descriptions (Ollama's `/api/show` and `/api/ps`, Gemini's
-//! `GET /v1beta/models/{id}`) are answered from the models set with
+//! `GET /v1beta/models/{id}`, and an empty OpenAI-compatible `GET /v1/models`, which
+//! gateways ask their upstream at start) are answered from the models set with
 //! [`FakeModelServer::set_ollama_model`] and [`FakeModelServer::set_gemini_model`], without
 //! taking a scripted reply. Provider code under test talks to it over real HTTP, so the
 //! real client code is what runs.
@@ -55,10 +56,11 @@ pub struct RecordedRequest {
 }
 
 impl RecordedRequest {
-    /// Whether this asked about a model (Ollama's `/api/show` and `/api/ps`, Gemini's model
-    /// description) rather than carrying a conversation.
+    /// Whether this asked about models (Ollama's `/api/show` and `/api/ps`, Gemini's model
+    /// description, the OpenAI-compatible `/v1/models` list) rather than carrying a
+    /// conversation.
     pub fn is_model_info(&self) -> bool {
-        matches!(self.path.as_str(), "/api/show" | "/api/ps")
+        matches!(self.path.as_str(), "/api/show" | "/api/ps" | "/v1/models")
             || self
                 .path
                 .strip_prefix("/v1beta/models/")
@@ -302,7 +304,8 @@ async fn handle(shared: Arc<Shared>, request: Request) -> Response {
         let prefix = format!("request {number} ({path})");
         // Model information is answered from the server's settings, not the reply queue.
         let info = ollama::answer_info(&path, &parts.method, parsed.as_ref(), &state.ollama_models)
-            .or_else(|| gemini::answer_info(&path, &parts.method, &state.gemini_models));
+            .or_else(|| gemini::answer_info(&path, &parts.method, &state.gemini_models))
+            .or_else(|| openai_chat::answer_models(&path, &parts.method));
         if let Some((_, _, Some(problem))) = &info {
             state.violations.push(format!("{prefix}: {problem}"));
         }

@@ -10,6 +10,17 @@ use serde_json::{Value, json};
 use crate::sse::{Rendered, pieces};
 use crate::{Item, Stop, Turn};
 
+/// The answer to `GET /v1/models`, which gateways in front of an OpenAI-compatible server ask
+/// at start: an empty list, so a scripted reply is never spent on it. `None` for any other
+/// request.
+pub(crate) fn answer_models(
+    path: &str,
+    method: &axum::http::Method,
+) -> Option<(u16, String, Option<String>)> {
+    (path == "/v1/models" && method == axum::http::Method::GET)
+        .then(|| (200, json!({"object": "list", "data": []}).to_string(), None))
+}
+
 /// Frames one chunk; this dialect sends unnamed `data:` events.
 fn data(value: &Value) -> Bytes {
     Bytes::from(format!("data: {value}\n\n"))
