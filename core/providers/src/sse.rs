@@ -104,6 +104,8 @@ impl<P: WireParser> Driver<P> {
             let provider = self.parser.provider();
             let (end, failure) = match self.events.next().await {
                 Some(Ok(event)) if event.data.trim() == "[DONE]" => (BodyEnd::Done, None),
+                // Keep-alive events carry nothing in any format.
+                Some(Ok(event)) if event.data.trim().is_empty() => continue,
                 Some(Ok(event)) => {
                     let mut out = Vec::new();
                     match self.parser.on_event(&event.event, &event.data, &mut out) {

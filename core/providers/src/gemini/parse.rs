@@ -376,9 +376,6 @@ impl WireParser for GeminiParser {
         data: &str,
         out: &mut Vec<StreamEvent>,
     ) -> Result<(), ProviderError> {
-        if data.trim().is_empty() {
-            return Ok(());
-        }
         self.on_chunk(data, out)
     }
 

@@ -310,9 +310,6 @@ impl WireParser for ChatParser {
         data: &str,
         out: &mut Vec<StreamEvent>,
     ) -> Result<(), ProviderError> {
-        if data.trim().is_empty() {
-            return Ok(());
-        }
         self.on_chunk(data, out)
     }
 
