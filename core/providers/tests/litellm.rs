@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use larik_protocol::{Block, Message};
 use larik_providers::{
@@ -17,6 +17,8 @@ use larik_providers::{
 };
 use larik_testkit::{FakeModelServer, turn};
 use serde_json::json;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::oneshot;
 
 #[path = "support/common.rs"]
 mod common;
@@ -47,7 +49,8 @@ fn litellm_bin() -> PathBuf {
 struct Proxy {
     base_url: String,
     log: PathBuf,
-    child: tokio::process::Child,
+    /// Held for its kill-on-drop.
+    _child: tokio::process::Child,
     _dir: tempfile::TempDir,
 }
 
@@ -81,8 +84,7 @@ impl Proxy {
         let port = free_port();
         let log = dir.path().join("litellm.log");
         let out = std::fs::File::create(&log).expect("create the proxy log");
-        let err = out.try_clone().expect("share the proxy log");
-        let child = tokio::process::Command::new(bin)
+        let mut child = tokio::process::Command::new(bin)
             .arg("--config")
             .arg(&config_path)
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
@@ -92,44 +94,51 @@ impl Proxy {
             .current_dir(dir.path())
             .stdin(Stdio::null())
             .stdout(out)
-            .stderr(err)
+            .stderr(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
             .expect("start the LiteLLM proxy");
-        let mut proxy = Proxy {
+        let listening = copy_until_listening(
+            child.stderr.take().expect("the proxy's stderr is piped"),
+            log.clone(),
+        );
+        let proxy = Proxy {
             base_url: format!("http://127.0.0.1:{port}"),
             log,
-            child,
+            _child: child,
             _dir: dir,
         };
-        proxy.wait_ready().await;
+        proxy.wait_ready(listening).await;
         proxy
     }
 
-    /// Polls the liveness endpoint until it answers; fails early when the proxy exits.
-    async fn wait_ready(&mut self) {
-        let http = reqwest::Client::new();
-        let url = format!("{}/health/liveliness", self.base_url);
-        let started = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().expect("poll the proxy process") {
-                panic!(
-                    "the proxy exited with {status} before answering:\n{}",
-                    self.log_tail()
-                );
-            }
-            let answer = http.get(&url).timeout(Duration::from_secs(5)).send().await;
-            if answer.is_ok_and(|answer| answer.status().is_success()) {
-                return;
-            }
-            assert!(
-                started.elapsed() < START_TIMEOUT,
-                "the proxy did not answer within {START_TIMEOUT:?}:\n{}",
+    /// Waits for the server to say it listens, then checks that it answers; fails early
+    /// when the proxy exits first.
+    async fn wait_ready(&self, listening: oneshot::Receiver<()>) {
+        match tokio::time::timeout(START_TIMEOUT, listening).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => panic!(
+                "the proxy's output ended before it listened:\n{}",
                 self.log_tail()
-            );
-            // Polling a server that is still importing itself: there is no event to wait on.
-            tokio::time::sleep(Duration::from_millis(250)).await;
+            ),
+            Err(_) => panic!(
+                "the proxy did not listen within {START_TIMEOUT:?}:\n{}",
+                self.log_tail()
+            ),
         }
+        let url = format!("{}/health/liveliness", self.base_url);
+        let answer = reqwest::Client::new()
+            .get(&url)
+            .timeout(Duration::from_secs(30))
+            .send()
+            .await
+            .expect("the listening proxy answers");
+        assert!(
+            answer.status().is_success(),
+            "liveness: {}:\n{}",
+            answer.status(),
+            self.log_tail()
+        );
     }
 
     fn log_tail(&self) -> String {
@@ -149,6 +158,35 @@ impl Proxy {
     async fn ask(&self, model: &str) -> Items {
         collect(self.client(model).stream(request())).await
     }
+}
+
+/// Copies the proxy's stderr into `log` line by line, for the whole life of the proxy, and
+/// answers the returned receiver when the web server says it listens (dropping it
+/// unanswered when the output ends first).
+fn copy_until_listening(
+    stderr: tokio::process::ChildStderr,
+    log: PathBuf,
+) -> oneshot::Receiver<()> {
+    let (ready, listening) = oneshot::channel();
+    tokio::spawn(async move {
+        let mut ready = Some(ready);
+        let mut lines = BufReader::new(stderr).lines();
+        let mut file = tokio::fs::OpenOptions::new()
+            .append(true)
+            .open(&log)
+            .await
+            .expect("open the proxy log");
+        while let Ok(Some(line)) = lines.next_line().await {
+            // The log only helps a failure message; a failed write loses nothing else.
+            let _ = file.write_all(format!("{line}\n").as_bytes()).await;
+            if line.contains("Uvicorn running on")
+                && let Some(ready) = ready.take()
+            {
+                let _ = ready.send(());
+            }
+        }
+    });
+    listening
 }
 
 /// A loopback port that was free a moment ago.
