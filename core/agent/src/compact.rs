@@ -68,7 +68,7 @@ impl Runner {
             self.events.emit(Event::Notice {
                 message: "nothing to compact".into(),
             });
-            self.finish_compaction(StopReason::EndTurn, 0, String::new(), Usage::default());
+            self.complete_turn(StopReason::EndTurn, 0, String::new(), Usage::default());
             return;
         }
         // Calls left without results would make the appended instruction an invalid request.
@@ -81,7 +81,7 @@ impl Runner {
             Summarised::Cancelled => (StopReason::Cancelled, String::new(), Usage::default()),
             Summarised::Failed(usage) => (StopReason::Error, String::new(), usage),
         };
-        self.finish_compaction(stop, 1, summary, usage);
+        self.complete_turn(stop, 1, summary, usage);
     }
 
     /// Asks the model for a summary of the conversation except its last `keep_last`
@@ -158,16 +158,6 @@ impl Runner {
             messages_replaced: u32::try_from(replaced).unwrap_or(u32::MAX),
         });
         Summarised::Done { usage, summary }
-    }
-
-    fn finish_compaction(
-        &mut self,
-        stop_reason: StopReason,
-        num_requests: u32,
-        last_message: String,
-        usage: Usage,
-    ) {
-        self.complete_turn(stop_reason, num_requests, last_message, usage);
     }
 }
 

@@ -143,7 +143,7 @@ impl Runner {
             reads: Arc::default(),
             checkpoint: None,
             notes_for_model: session.pending_notes,
-            context_window: known_window(&config, &model_name),
+            context_window: config.models.context_window(&model_name),
             model_info: Default::default(),
             measured: None,
             config,
@@ -214,7 +214,7 @@ impl Runner {
         match connect_model(&self.config, &model) {
             Ok((client, model)) => {
                 self.client = client;
-                self.context_window = known_window(&self.config, &model);
+                self.context_window = self.config.models.context_window(&model);
                 self.model_info = Default::default();
                 // Another model counts tokens its own way.
                 self.measured = None;
@@ -395,11 +395,6 @@ impl Inbox {
             }
         }
     }
-}
-
-/// The context window of `model` from the configuration, else from Larik's table.
-fn known_window(config: &AgentConfig, model: &str) -> Option<u64> {
-    config.models.context_window(model)
 }
 
 /// The client for `model` (a `provider/model` or an alias) and its full name.

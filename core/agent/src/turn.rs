@@ -78,7 +78,7 @@ impl Runner {
             }
             // Before the turn's first answer the prompt stays out of the summary, verbatim.
             let keep_last = usize::from(answers == 0);
-            let request = self.model_request(None);
+            let request = self.model_request();
             if !just_compacted && let Some(notice) = self.threshold_notice(&request, keep_last) {
                 self.events.emit(Event::Notice { message: notice });
                 requests += 1;
@@ -199,13 +199,9 @@ impl Runner {
         });
     }
 
-    /// The request for the conversation so far, followed by `extra` when given. Every
-    /// request of a context is built here so the system prompt and tools, the prompt-cache
-    /// prefix, are always the same.
-    pub(crate) fn model_request(&self, extra: Option<Message>) -> Arc<ModelRequest> {
-        let mut messages = self.transcript.clone();
-        messages.extend(extra);
-        self.request_with(messages)
+    /// The request for the conversation so far.
+    pub(crate) fn model_request(&self) -> Arc<ModelRequest> {
+        self.request_with(self.transcript.clone())
     }
 
     /// The output limit of a request: the configured one, capped by the model's own (asking
@@ -219,7 +215,9 @@ impl Runner {
             })
     }
 
-    /// The request for `messages` with this context's system prompt and tools.
+    /// The request for `messages` with this context's system prompt and tools. Every
+    /// request of a context is built here so the system prompt and tools, the prompt-cache
+    /// prefix, are always the same.
     pub(crate) fn request_with(&self, messages: Vec<Message>) -> Arc<ModelRequest> {
         Arc::new(ModelRequest {
             system: self.system_prompt.clone(),

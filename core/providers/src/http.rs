@@ -353,6 +353,9 @@ fn is_context_error(code: &str, message: &str) -> bool {
         || lower.contains("context_length")
         || lower.contains("maximum context")
         || lower.contains("context window")
+        // Google: "The input token count (N) exceeds the maximum number of tokens allowed".
+        || lower.contains("exceeds the maximum number of tokens")
+        || (lower.contains("input token count") && lower.contains("exceeds the maximum"))
 }
 
 /// A short, readable excerpt of a body that is not JSON, such as a proxy's HTML error page:

@@ -6,19 +6,20 @@
 
 use larik_protocol::Usage;
 
-use crate::models::find;
+use crate::models::{Prices, find};
 
 /// The cost in US dollars of `usage` on `provider`'s `model`; 0 when the model's prices are
 /// not known.
 pub fn cost_usd(provider: &str, model: &str, usage: &Usage) -> f64 {
-    let Some(known) = find(provider, model) else {
-        return 0.0;
-    };
-    let p = known.prices;
-    (usage.input_tokens as f64 * p.input
-        + usage.output_tokens as f64 * p.output
-        + usage.cache_read_tokens as f64 * p.cache_read
-        + usage.cache_write_tokens as f64 * p.cache_write)
+    find(provider, model).map_or(0.0, |known| priced(&known.prices, usage))
+}
+
+/// The cost in US dollars of `usage` at `prices`.
+pub fn priced(prices: &Prices, usage: &Usage) -> f64 {
+    (usage.input_tokens as f64 * prices.input
+        + usage.output_tokens as f64 * prices.output
+        + usage.cache_read_tokens as f64 * prices.cache_read
+        + usage.cache_write_tokens as f64 * prices.cache_write)
         / 1_000_000.0
 }
 

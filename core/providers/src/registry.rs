@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use larik_protocol::Usage;
 
 use crate::models::{ALIASES, Prices, known_model};
+use crate::pricing::priced;
 use crate::{ProviderError, split_model_name};
 
 /// What the configuration says about one model; unset fields fall back to the table.
@@ -162,14 +163,7 @@ impl ModelRegistry {
 
     /// What `usage` cost on `name`, when its prices are configured or known.
     pub fn cost_usd(&self, name: &str, usage: &Usage) -> Option<f64> {
-        let p = self.prices(name)?;
-        Some(
-            (usage.input_tokens as f64 * p.input
-                + usage.output_tokens as f64 * p.output
-                + usage.cache_read_tokens as f64 * p.cache_read
-                + usage.cache_write_tokens as f64 * p.cache_write)
-                / 1_000_000.0,
-        )
+        self.prices(name).map(|prices| priced(&prices, usage))
     }
 }
 

@@ -1,11 +1,10 @@
 //! Google's errors, classified where the shared HTTP mapping cannot know them.
 //!
-//! Google answers `{"error": {"code", "message", "status"}}`. Two of its answers would be
-//! misread by status alone: an invalid API key is a 400 (`API key not valid`), and a prompt
-//! over the window is a 400 saying "the input token count … exceeds the maximum number of
-//! tokens allowed", which names no "context". Errors inside a 200 stream carry the same
-//! object, so they are mapped by its `code`, or by its `status` name when the code is
-//! missing.
+//! Google answers `{"error": {"code", "message", "status"}}`. An invalid API key is a 400
+//! (`API key not valid`), which status alone would read as a bad request; a prompt over the
+//! window ("the input token count … exceeds the maximum number of tokens allowed") is known
+//! to the shared mapping. Errors inside a 200 stream carry the same object, so they are
+//! mapped by its `code`, or by its `status` name when the code is missing.
 
 use serde_json::Value;
 
@@ -16,11 +15,6 @@ use crate::http::status_error;
 /// Refines an error mapped by the shared HTTP code with what Google's messages say.
 pub(super) fn classify(err: ProviderError) -> ProviderError {
     match err {
-        ProviderError::BadRequest {
-            status: 400 | 413,
-            message,
-            ..
-        } if is_context_error(&message) => ProviderError::ContextTooLong { message },
         ProviderError::BadRequest {
             provider,
             status: 400,
@@ -70,13 +64,6 @@ fn status_of(name: &str) -> Option<u16> {
         "DEADLINE_EXCEEDED" => 504,
         _ => return None,
     })
-}
-
-fn is_context_error(message: &str) -> bool {
-    let lower = message.to_ascii_lowercase();
-    (lower.contains("input token count") && lower.contains("exceeds the maximum"))
-        || lower.contains("exceeds the maximum number of tokens")
-        || lower.contains("context window")
 }
 
 fn is_key_error(message: &str) -> bool {
