@@ -234,18 +234,17 @@ pub fn configure_session(
     if let Some(share) = settings.models.auto_compact_share {
         config.auto_compact_share = share;
     }
-    let (sandbox, sandbox_notices) = sandbox(env, &config.cwd, settings);
-    config.sandbox = Arc::new(sandbox);
-    notices.extend(sandbox_notices);
+    config.sandbox = Arc::new(sandbox(env, &config.cwd, settings));
     config.checkpoints = Some(checkpoints(env, &config.cwd, session_id)?);
     Ok(())
 }
 
 /// The command sandbox for the project `cwd` belongs to: on unless the configuration or
 /// `LARIK_SANDBOX=off` switches it off, with the configuration's extra writable paths and
-/// network, the temp directories writable, and bubblewrap looked up on `PATH`. Returns what
-/// the user should hear once (no sandbox available, or a weaker one).
-fn sandbox(env: &Environment, cwd: &Path, settings: &Settings) -> (Sandbox, Vec<String>) {
+/// network, the temp directories writable, and bubblewrap looked up on `PATH`. What the user
+/// should hear once (no sandbox available, or a weaker one) the agent says when the first
+/// command asks for it.
+fn sandbox(env: &Environment, cwd: &Path, settings: &Settings) -> Sandbox {
     let switched_off = env
         .get("LARIK_SANDBOX")
         .is_some_and(|value| value.trim() == "off");
@@ -258,12 +257,7 @@ fn sandbox(env: &Environment, cwd: &Path, settings: &Settings) -> (Sandbox, Vec<
         temp_dirs,
         path_dirs: path_dirs(env),
     };
-    let (sandbox, notices) = Sandbox::configure(&larik_config::project_root(cwd), &options);
-    let notices = notices
-        .into_iter()
-        .map(|notice| format!("sandbox: {notice}"))
-        .collect();
-    (sandbox, notices)
+    Sandbox::configure(&larik_config::project_root(cwd), &options)
 }
 
 /// "Always" answers kept in the user's personal settings for the project (see

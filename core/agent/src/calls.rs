@@ -188,6 +188,13 @@ impl Runner {
             cwd: &self.config.cwd,
             sandboxed: tool.sandboxed(call.input, ctx),
         };
+        // Asking whether a call is sandboxed settles which sandbox there is; what the user
+        // should know about it (a weaker one, none at all) is said once, now.
+        for notice in self.config.sandbox.take_notices() {
+            self.events.emit(Event::Notice {
+                message: format!("sandbox: {notice}"),
+            });
+        }
         let decision = self
             .shared
             .policy

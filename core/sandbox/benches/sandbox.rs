@@ -61,11 +61,18 @@ async fn measure(sandbox: &Sandbox, root: &Path) -> Vec<Duration> {
     let mut times = Vec::with_capacity(RUNS);
     for run in 0..WARMUP + RUNS {
         let started = Instant::now();
-        let mut command = sandbox
+        let shell = sandbox
             .shell_command("echo hello", root)
             .expect("a command");
+        let (mut command, mut guard) = (shell.command, shell.guard);
         command.stdout(std::process::Stdio::piped());
-        let output = command.output().await.expect("echo runs");
+        let child = command.spawn().expect("echo starts");
+        drop(command);
+        if let Some(pid) = child.id() {
+            guard.started(pid);
+        }
+        let output = child.wait_with_output().await.expect("echo runs");
+        assert_eq!(guard.finish().await, Vec::new());
         let elapsed = started.elapsed();
         assert_eq!(output.stdout, b"hello\n", "{:?}", sandbox.kind());
         if run >= WARMUP {

@@ -97,6 +97,21 @@ fn group_exists(pid: u32) -> bool {
     result == 0
 }
 
+/// Whether the group led by `pid` still has a process that is not a zombie.
+pub(crate) fn has_live_members(pid: u32) -> bool {
+    if !group_exists(pid) {
+        return false;
+    }
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| std::fs::read_to_string(entry.path().join("stat")).ok())
+        .filter_map(|stat| parse_stat(&stat))
+        .any(|fields| fields.state != 'Z' && fields.group == pid)
+}
+
 /// Which of `groups` still have a live (non-zombie) member in `session`.
 fn live_groups(groups: &BTreeSet<u32>, session: u32) -> BTreeSet<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -146,6 +161,7 @@ mod tests {
         let mut child = sandbox
             .shell_command("sleep 30 & sleep 30; echo never", &dir)
             .expect("an unconfined command")
+            .command
             .stdout(std::process::Stdio::piped())
             .spawn()
             .expect("spawn bash");
@@ -184,6 +200,7 @@ mod tests {
         let mut child = sandbox
             .shell_command("sleep 30 >/dev/null 2>&1 &", &dir)
             .expect("an unconfined command")
+            .command
             .spawn()
             .expect("spawn bash");
         let pid = child.id().expect("running child has a pid");

@@ -3,10 +3,11 @@
 //! writing only beneath the writable directories (and `/dev`); TCP connections only to the
 //! allowed ports (from Landlock ABI 4; below it, a seccomp filter takes IP sockets away when
 //! no network is allowed); signals and abstract Unix sockets only within the sandbox (from
-//! ABI 6). Landlock only grants access beneath a directory and cannot take it
-//! back for a path below, so the protected paths inside the project are not read-only
-//! here, and a process that leaves its process group is not stopped with the command;
-//! bubblewrap covers both.
+//! ABI 6); and no process may leave the command's process group (a seccomp filter), so
+//! killing the group when the command ends stops everything it started. Landlock only
+//! grants access beneath a directory and cannot take it back for a path below, so the
+//! protected paths inside the project stay writable here: the guard (`guard`) puts them
+//! back once the command has ended.
 
 use std::path::Path;
 
@@ -39,9 +40,10 @@ pub fn kernel_abi() -> i32 {
     i32::try_from(version).unwrap_or(0).max(0)
 }
 
-/// Makes `command` restrict itself under `policy` between fork and exec. The ruleset (and
-/// the seccomp network filter, with `network_filter`, for kernels whose Landlock cannot
-/// confine TCP) is built here, before the fork, so the child only makes system calls.
+/// Makes `command` restrict itself under `policy` between fork and exec. The ruleset and
+/// the seccomp filters (the group filter always; the network filter with `network_filter`,
+/// for kernels whose Landlock cannot confine TCP) are built here, before the fork, so the
+/// child only makes system calls.
 pub(crate) fn confine(
     command: &mut Command,
     policy: &Policy,
@@ -80,21 +82,24 @@ pub(crate) fn confine(
         }
     }
     let mut ruleset = Some(created);
-    let filter = (network_filter && policy.network == Network::Off).then(seccomp::network_filter);
+    let mut filters = vec![seccomp::group_filter().map_err(SandboxError::Seccomp)?];
+    if network_filter && policy.network == Network::Off {
+        filters.extend(seccomp::network_filters().map_err(SandboxError::Seccomp)?);
+    }
     let restrict = move || -> std::io::Result<()> {
         if let Some(ruleset) = ruleset.take() {
             ruleset
                 .restrict_self()
                 .map_err(|error| std::io::Error::other(error.to_string()))?;
         }
-        if let Some(filter) = &filter {
+        for filter in &filters {
             seccomp::install(filter)?;
         }
         Ok(())
     };
-    // SAFETY: the closure runs in the child between fork and exec; it only calls prctl and
-    // landlock_restrict_self on a ruleset built before the fork (an error allocates its
-    // message, which only happens when exec would be refused anyway).
+    // SAFETY: the closure runs in the child between fork and exec; it only calls prctl,
+    // seccomp and landlock_restrict_self on a ruleset and filters built before the fork (an
+    // error allocates its message, which only happens when exec would be refused anyway).
     #[allow(unsafe_code)]
     unsafe {
         command.pre_exec(restrict);

@@ -4,24 +4,38 @@
 //! interrupt can kill everything it started. A [`Sandbox`] is one of three kinds: bubblewrap
 //! (preferred: mount and PID namespaces, see [`bubblewrap`]), Landlock (where bubblewrap is
 //! missing, see [`landlock`]), or unconfined (where neither works, or the user switched the
-//! sandbox off). [`Sandbox::configure`] picks one and says once what the user should know.
-//! What a sandboxed command may touch is its [`Policy`]. [`Sandbox::is_enforcing`] tells the
-//! permission step that sandboxed commands may run without asking.
+//! sandbox off). [`Sandbox::configure`] picks one; checking that bubblewrap works here takes a
+//! process start, so it runs on a thread of its own and only the first command waits for it.
+//! What a sandboxed command may touch is its [`Policy`]; the paths inside the project no
+//! command may change are in [`protected`]. A command comes as a [`ShellCommand`]: the
+//! process to spawn and the [`CommandGuard`] that keeps the protected paths safe until it has
+//! ended (placeholders for missing ones under bubblewrap, see [`placeholder`]; the
+//! before-and-after [`guard`] under Landlock). [`Sandbox::is_enforcing`] tells the permission
+//! step that sandboxed commands may run without asking.
 
 mod bubblewrap;
+mod command;
 mod groups;
+mod guard;
 pub mod landlock;
+mod placeholder;
 mod policy;
+pub mod protected;
 mod seccomp;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use tokio::process::Command;
 
+pub use command::{CommandGuard, ShellCommand};
 pub use groups::{
     forget_group_if_gone, kill_process_group, kill_started_groups, note_started_group,
 };
-pub use policy::{Network, PROTECTED_PATHS, Policy};
+pub use guard::{ChangeKind, ProtectedChange};
+pub use policy::{Network, Policy};
+pub use protected::PROTECTED_PATHS;
 
 /// Errors from starting or stopping processes.
 #[derive(Debug, thiserror::Error)]
@@ -37,6 +51,9 @@ pub enum SandboxError {
     /// The Landlock ruleset could not be built.
     #[error("the Landlock sandbox could not be set up: {0}")]
     Landlock(String),
+    /// A seccomp filter could not be built.
+    #[error("the seccomp filter could not be built: {0}")]
+    Seccomp(String),
 }
 
 /// How commands are confined.
@@ -66,70 +83,88 @@ pub struct SandboxOptions {
     pub path_dirs: Vec<PathBuf>,
 }
 
-/// The process launcher for one project.
-#[derive(Debug, Clone)]
-pub struct Sandbox {
+/// The sandbox a project's commands get, once chosen.
+#[derive(Debug)]
+struct Choice {
     kind: SandboxKind,
-    project_root: PathBuf,
     policy: Option<Policy>,
     bwrap: Option<PathBuf>,
     /// Under Landlock: also filter IP sockets with seccomp.
     seccomp_network: bool,
+    /// What the user should be told once about it.
+    notices: Vec<String>,
+}
+
+/// What choosing needs when it waits for the bubblewrap check.
+#[derive(Debug)]
+struct Candidate {
+    policy: Policy,
+    bwrap: PathBuf,
+}
+
+#[derive(Debug)]
+struct Shared {
+    project_root: PathBuf,
+    choice: OnceLock<Choice>,
+    candidate: Option<Candidate>,
+    notices_told: AtomicBool,
+}
+
+/// The process launcher for one project. Cloning it is cheap; clones share the choice.
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    shared: Arc<Shared>,
 }
 
 impl Sandbox {
+    fn chosen(project_root: PathBuf, choice: Choice) -> Self {
+        Sandbox {
+            shared: Arc::new(Shared {
+                project_root,
+                choice: OnceLock::from(choice),
+                candidate: None,
+                notices_told: AtomicBool::new(false),
+            }),
+        }
+    }
+
     /// A launcher that runs commands unconfined.
     pub fn unconfined(project_root: impl Into<PathBuf>) -> Self {
-        Sandbox {
-            kind: SandboxKind::Unconfined,
-            project_root: project_root.into(),
-            policy: None,
-            bwrap: None,
-            seccomp_network: false,
-        }
+        Self::chosen(project_root.into(), unconfined_choice(Vec::new()))
     }
 
     /// A launcher that runs commands inside bubblewrap (`bwrap`) under `policy`.
     pub fn bubblewrap(bwrap: PathBuf, policy: Policy) -> Self {
-        Sandbox {
-            kind: SandboxKind::Bubblewrap,
-            project_root: policy.project_root.clone(),
-            policy: Some(policy),
-            bwrap: Some(bwrap),
-            seccomp_network: false,
-        }
+        Self::chosen(
+            policy.project_root.clone(),
+            bubblewrap_choice(bwrap, policy),
+        )
     }
 
     /// A launcher whose commands restrict themselves with Landlock under `policy`; `None`
     /// when the kernel has no Landlock. Where Landlock cannot confine TCP (ABI below 4) and
     /// no network is allowed, a seccomp filter takes IP sockets away instead.
     pub fn landlock(policy: Policy) -> Option<Self> {
-        let abi = landlock::kernel_abi();
-        (abi > 0).then(|| Sandbox {
-            kind: SandboxKind::Landlock,
-            project_root: policy.project_root.clone(),
-            policy: Some(policy),
-            bwrap: None,
-            seccomp_network: abi < 4,
-        })
+        let root = policy.project_root.clone();
+        landlock_choice(policy, false).map(|choice| Self::chosen(root, choice))
     }
 
     /// The same, with the seccomp network filter whatever the kernel's Landlock can do
     /// (the filter older kernels get; this lets it be used and tested on any kernel).
     pub fn landlock_with_network_filter(policy: Policy) -> Option<Self> {
-        Self::landlock(policy).map(|sandbox| Sandbox {
-            seccomp_network: true,
-            ..sandbox
-        })
+        let root = policy.project_root.clone();
+        landlock_choice(policy, true).map(|choice| Self::chosen(root, choice))
     }
 
     /// The best sandbox available for `project_root`: bubblewrap when `bwrap` is on the
-    /// PATH and works, else Landlock, else none. Returns what the user should be told once
-    /// (no sandbox can be set up, or it is weaker than usual); switching it off is the
-    /// user's own choice and needs no word.
-    pub fn configure(project_root: &Path, options: &SandboxOptions) -> (Self, Vec<String>) {
+    /// PATH and works, else Landlock, else none. Whether bubblewrap works is checked on a
+    /// thread of its own (once per process), so configuring costs nothing on the way to the
+    /// first model request; the first command waits for the answer. What the user should be
+    /// told once (no sandbox can be set up, or it is weaker than usual) comes from
+    /// [`Sandbox::take_notices`]; switching it off is the user's own choice and needs no word.
+    pub fn configure(project_root: &Path, options: &SandboxOptions) -> Self {
         if !options.enabled {
-            return (Self::unconfined(project_root), Vec::new());
+            return Self::unconfined(project_root);
         }
         let network = Network::from_allowed(&options.network_allow);
         let policy = Policy::new(
@@ -138,95 +173,180 @@ impl Sandbox {
             &options.writable_paths,
             network,
         );
-        if let Some(bwrap) = options
+        let Some(bwrap) = options
             .path_dirs
             .iter()
             .map(|dir| dir.join("bwrap"))
             .find(|path| path.is_file())
-            && bubblewrap::works(&bwrap)
-        {
-            return (Self::bubblewrap(bwrap, policy), Vec::new());
+        else {
+            return Self::chosen(project_root.to_path_buf(), fallback_choice(policy));
+        };
+        if let Some(works) = bubblewrap::checked(&bwrap) {
+            let choice = if works {
+                bubblewrap_choice(bwrap, policy)
+            } else {
+                fallback_choice(policy)
+            };
+            return Self::chosen(project_root.to_path_buf(), choice);
         }
-        let abi = landlock::kernel_abi();
-        match Self::landlock(policy) {
-            Some(sandbox) => {
-                let mut notices = vec![format!(
-                    "bubblewrap (`bwrap`) is not usable here, so commands run under Landlock \
-                     (ABI {abi}): git hooks and settings inside the project are not read-only, \
-                     and a process that leaves its group outlives its command"
-                )];
-                if abi < 4
-                    && matches!(
-                        sandbox.policy().map(|p| &p.network),
-                        Some(Network::TcpPorts(_))
-                    )
-                {
-                    notices.push(
-                        "this kernel's Landlock cannot limit connections to the allowed ports: \
-                         sandboxed commands can reach any"
-                            .into(),
-                    );
-                }
-                (sandbox, notices)
+        let sandbox = Sandbox {
+            shared: Arc::new(Shared {
+                project_root: project_root.to_path_buf(),
+                choice: OnceLock::new(),
+                candidate: Some(Candidate { policy, bwrap }),
+                notices_told: AtomicBool::new(false),
+            }),
+        };
+        let checking = sandbox.clone();
+        std::thread::spawn(move || {
+            checking.choice();
+        });
+        sandbox
+    }
+
+    /// The choice, made now (waiting for the bubblewrap check) if it was not yet.
+    fn choice(&self) -> &Choice {
+        self.shared.choice.get_or_init(|| {
+            let candidate = self
+                .shared
+                .candidate
+                .as_ref()
+                .expect("a sandbox without a choice has a candidate");
+            if bubblewrap::works(&candidate.bwrap) {
+                bubblewrap_choice(candidate.bwrap.clone(), candidate.policy.clone())
+            } else {
+                fallback_choice(candidate.policy.clone())
             }
-            None => (
-                Self::unconfined(project_root),
-                vec![
-                    "no command sandbox can be set up here (install bubblewrap): every command \
-                     asks for permission"
-                        .into(),
-                ],
-            ),
-        }
+        })
     }
 
     /// How commands are confined.
     pub fn kind(&self) -> SandboxKind {
-        self.kind
+        self.choice().kind
     }
 
     /// Whether commands are confined, so they may run without asking.
     pub fn is_enforcing(&self) -> bool {
-        self.kind != SandboxKind::Unconfined
+        self.kind() != SandboxKind::Unconfined
     }
 
     /// The project root the sandbox is built around.
     pub fn project_root(&self) -> &Path {
-        &self.project_root
+        &self.shared.project_root
     }
 
     /// What sandboxed commands may touch (`None` when unconfined).
     pub fn policy(&self) -> Option<&Policy> {
-        self.policy.as_ref()
+        self.choice().policy.as_ref()
+    }
+
+    /// What the user should be told about the sandbox (none can be set up, or it is weaker
+    /// than usual), once: the first call after the choice was made returns it, every other
+    /// call nothing. It never waits for the choice.
+    pub fn take_notices(&self) -> Vec<String> {
+        match self.shared.choice.get() {
+            Some(choice)
+                if !choice.notices.is_empty()
+                    && !self.shared.notices_told.swap(true, Ordering::SeqCst) =>
+            {
+                choice.notices.clone()
+            }
+            _ => Vec::new(),
+        }
     }
 
     /// A shell command (`bash -c SCRIPT`, or `sh` where bash is missing) in `cwd`, inside
     /// the sandbox, in a new process group, with stdin closed and the process killed when
-    /// its handle drops.
-    pub fn shell_command(&self, script: &str, cwd: &Path) -> Result<Command, SandboxError> {
+    /// its handle drops, with the guard that keeps the protected paths safe until
+    /// [`CommandGuard::finish`].
+    pub fn shell_command(&self, script: &str, cwd: &Path) -> Result<ShellCommand, SandboxError> {
         let shell = shell();
-        let mut command = match (&self.kind, &self.policy, &self.bwrap) {
+        let choice = self.choice();
+        let root = &self.shared.project_root;
+        let (mut command, guard) = match (&choice.kind, &choice.policy, &choice.bwrap) {
             (SandboxKind::Bubblewrap, Some(policy), Some(bwrap)) => {
                 bubblewrap::command(bwrap, policy, shell, script, cwd)
             }
             (SandboxKind::Landlock, Some(policy), _) => {
+                let guard = CommandGuard::snapshot(root);
                 let mut command = plain(shell, script);
-                landlock::confine(&mut command, policy, self.seccomp_network)?;
-                command
+                landlock::confine(&mut command, policy, choice.seccomp_network)?;
+                (command, guard)
             }
-            _ => plain(shell, script),
+            _ => (plain(shell, script), CommandGuard::unconfined()),
         };
         prepare(&mut command, cwd);
-        Ok(command)
+        Ok(ShellCommand { command, guard })
     }
 
     /// The same shell command outside the sandbox, for a call the user approved to run
     /// unconfined.
-    pub fn unconfined_shell_command(&self, script: &str, cwd: &Path) -> Command {
+    pub fn unconfined_shell_command(&self, script: &str, cwd: &Path) -> ShellCommand {
         let mut command = plain(shell(), script);
         prepare(&mut command, cwd);
-        command
+        ShellCommand {
+            command,
+            guard: CommandGuard::unconfined(),
+        }
     }
+}
+
+fn unconfined_choice(notices: Vec<String>) -> Choice {
+    Choice {
+        kind: SandboxKind::Unconfined,
+        policy: None,
+        bwrap: None,
+        seccomp_network: false,
+        notices,
+    }
+}
+
+fn bubblewrap_choice(bwrap: PathBuf, policy: Policy) -> Choice {
+    Choice {
+        kind: SandboxKind::Bubblewrap,
+        policy: Some(policy),
+        bwrap: Some(bwrap),
+        seccomp_network: false,
+        notices: Vec::new(),
+    }
+}
+
+fn landlock_choice(policy: Policy, force_network_filter: bool) -> Option<Choice> {
+    let abi = landlock::kernel_abi();
+    (abi > 0).then(|| Choice {
+        kind: SandboxKind::Landlock,
+        policy: Some(policy),
+        bwrap: None,
+        seccomp_network: force_network_filter || abi < 4,
+        notices: Vec::new(),
+    })
+}
+
+/// Landlock with a notice saying what is weaker, or nothing with a notice saying so.
+fn fallback_choice(policy: Policy) -> Choice {
+    let abi = landlock::kernel_abi();
+    let ports = matches!(policy.network, Network::TcpPorts(_));
+    let Some(mut choice) = landlock_choice(policy, false) else {
+        return unconfined_choice(vec![
+            "no command sandbox can be set up here (install bubblewrap): every command \
+             asks for permission"
+                .into(),
+        ]);
+    };
+    choice.notices.push(format!(
+        "bubblewrap (`bwrap`) is not usable here, so commands run under Landlock (ABI {abi}): \
+         protected paths (git hooks and config, the agents' settings) are put back after \
+         each command rather than kept read-only while it runs, and commands cannot start \
+         new sessions or process groups"
+    ));
+    if abi < 4 && ports {
+        choice.notices.push(
+            "this kernel's Landlock cannot limit connections to the allowed ports: sandboxed \
+             commands can reach any"
+                .into(),
+        );
+    }
+    choice
 }
 
 /// bash where it exists, else sh.

@@ -1,26 +1,8 @@
 //! What a sandboxed command may touch: the directories it may write (the project, the temp
-//! directories, any extra ones from a trusted configuration file), the paths inside the
-//! project bound read-only again because writing them would reach outside the sandbox later
-//! (git hooks and configuration run by the user's own git; Larik's and Claude Code's project
-//! settings; the MCP server list), and whether it may use the network.
+//! directories, any extra ones from a trusted configuration file) and whether it may use the
+//! network. The paths inside the project no command may change are in `protected`.
 
 use std::path::{Path, PathBuf};
-
-/// Paths inside the project that stay read-only even though the project is writable:
-/// `git` runs hooks and reads its configuration (which may name programs, or point at other
-/// configuration) outside any sandbox, and the settings files decide what Larik and other
-/// agents may do.
-pub const PROTECTED_PATHS: [&str; 9] = [
-    ".git/hooks",
-    ".git/config",
-    ".git/config.worktree",
-    ".git/commondir",
-    ".git/info",
-    ".git/modules",
-    ".larik",
-    ".claude",
-    ".mcp.json",
-];
 
 /// How much network a sandboxed command gets.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,7 +45,7 @@ impl Network {
 /// Everything a sandbox enforces for one project.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Policy {
-    /// The project root (writable, with its protected paths read-only).
+    /// The project root (writable, except its protected paths).
     pub project_root: PathBuf,
     /// Every writable directory: the project root first, then the others. Existing
     /// directories only, made canonical.
@@ -99,26 +81,6 @@ impl Policy {
             network,
         }
     }
-
-    /// The protected paths that exist right now (a repository may be created or a
-    /// settings directory added between two commands, so this is asked per command). A
-    /// `.git` that is a file (a worktree or submodule pointing at its repository) is
-    /// protected itself.
-    pub fn protected_now(&self) -> Vec<PathBuf> {
-        let root = &self.project_root;
-        let mut protected = Vec::new();
-        let git = root.join(".git");
-        if git.symlink_metadata().is_ok_and(|meta| meta.is_file()) {
-            protected.push(git);
-        }
-        for relative in PROTECTED_PATHS {
-            let path = root.join(relative);
-            if path.symlink_metadata().is_ok() {
-                protected.push(path);
-            }
-        }
-        protected
-    }
 }
 
 #[cfg(test)]
@@ -145,13 +107,11 @@ mod tests {
     }
 
     #[test]
-    fn writable_directories_and_protected_paths() {
+    fn writable_directories() {
         let dir = tempfile::tempdir().expect("temp dir");
         let root = dir.path().canonicalize().expect("canonical");
         let project = root.join("project");
-        std::fs::create_dir_all(project.join(".git/hooks")).expect("mkdir");
-        std::fs::write(project.join(".git/config"), "").expect("write");
-        std::fs::write(project.join(".mcp.json"), "{}").expect("write");
+        std::fs::create_dir_all(&project).expect("mkdir");
         let tmp = root.join("tmp");
         std::fs::create_dir(&tmp).expect("mkdir");
         let policy = Policy::new(
@@ -160,16 +120,6 @@ mod tests {
             std::slice::from_ref(&project),
             Network::Off,
         );
-        assert_eq!(policy.writable, [project.clone(), tmp]);
-        assert_eq!(
-            policy.protected_now(),
-            [
-                project.join(".git/hooks"),
-                project.join(".git/config"),
-                project.join(".mcp.json")
-            ]
-        );
-        std::fs::create_dir(project.join(".larik")).expect("mkdir");
-        assert!(policy.protected_now().contains(&project.join(".larik")));
+        assert_eq!(policy.writable, [project, tmp]);
     }
 }

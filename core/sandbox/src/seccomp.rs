@@ -1,95 +1,122 @@
-//! The network filter for kernels whose Landlock cannot confine TCP (ABI below 4): a
-//! seccomp program that makes `socket(AF_INET | AF_INET6, …)` fail with `EACCES` and
-//! `io_uring_setup` with `EPERM` (io_uring could open sockets past the filter). Unix sockets
-//! stay usable. System calls of another ABI on the same machine (x86's x32 numbers, a
-//! foreign architecture) kill the process, so they cannot go around the filter.
+//! seccomp filters for commands under Landlock, compiled by `seccompiler`.
+//!
+//! - The group filter keeps every process of the command in its process group: `setsid`
+//!   and `setpgid` fail with `EPERM`. Larik kills the group when the command ends and only
+//!   then puts protected paths back, so nothing the command started may slip out of it.
+//! - The network filter, for kernels whose Landlock cannot confine TCP (ABI below 4):
+//!   `socket(AF_INET | AF_INET6, …)` fails with `EACCES` and `io_uring_setup` with `EPERM`
+//!   (io_uring could open sockets past the filter). Unix sockets stay usable.
+//!
+//! Each filter first checks the architecture and kills a process that makes system calls of
+//! another one (a 32-bit call on a 64-bit machine could go around the filter); on x86-64 the
+//! x32 numbers of the refused calls are refused too.
 
-/// `seccomp_data` offsets: the system call number, the architecture, the first argument's
-/// low 32 bits (little-endian).
-const NR: u32 = 0;
-const ARCH: u32 = 4;
-const ARG0: u32 = 16;
+use std::collections::BTreeMap;
 
-const LD_W_ABS: u16 = 0x20;
-const JEQ_K: u16 = 0x15;
-const JGE_K: u16 = 0x35;
-const RET_K: u16 = 0x06;
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
 
-const RET_KILL_PROCESS: u32 = 0x8000_0000;
-const RET_ERRNO: u32 = 0x0005_0000;
-const RET_ALLOW: u32 = 0x7fff_0000;
-/// x32 system calls set this bit in their number.
-const X32_SYSCALL_BIT: u32 = 0x4000_0000;
-
+/// x86-64's x32 ABI reaches the same calls with this bit set in the number.
 #[cfg(target_arch = "x86_64")]
-const NATIVE_ARCH: u32 = 0xc000_003e;
-#[cfg(target_arch = "aarch64")]
-const NATIVE_ARCH: u32 = 0xc000_00b7;
+const X32_SYSCALL_BIT: i64 = 0x4000_0000;
 
-fn statement(code: u16, k: u32) -> libc::sock_filter {
-    libc::sock_filter {
-        code,
-        jt: 0,
-        jf: 0,
-        k,
+/// The numbers a call can be made with on this machine.
+fn numbers(call: libc::c_long) -> Vec<i64> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        vec![call, call | X32_SYSCALL_BIT]
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        vec![call]
     }
 }
 
-fn jump(code: u16, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
-    libc::sock_filter { code, jt, jf, k }
+fn target() -> Result<TargetArch, String> {
+    std::env::consts::ARCH
+        .try_into()
+        .map_err(|error: seccompiler::BackendError| format!("seccomp: {error}"))
 }
 
-fn number(syscall: libc::c_long) -> u32 {
-    u32::try_from(syscall).expect("system call numbers are small")
+/// A filter that lets everything through except `refused` (each with its rules; no rules:
+/// always), which fail with `errno`.
+fn refusing(
+    refused: Vec<(libc::c_long, Vec<SeccompRule>)>,
+    errno: i32,
+) -> Result<BpfProgram, String> {
+    let mut rules = BTreeMap::new();
+    for (call, call_rules) in refused {
+        for number in numbers(call) {
+            rules.insert(number, call_rules.clone());
+        }
+    }
+    let errno = u32::try_from(errno).map_err(|_| "a negative errno".to_string())?;
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(errno),
+        target()?,
+    )
+    .map_err(|error| error.to_string())?;
+    filter
+        .try_into()
+        .map_err(|error: seccompiler::BackendError| error.to_string())
 }
 
-fn family(family: libc::c_int) -> u32 {
-    u32::try_from(family).expect("address families are small")
+/// The group filter; see the module documentation.
+pub(crate) fn group_filter() -> Result<BpfProgram, String> {
+    refusing(
+        vec![
+            (libc::SYS_setsid, Vec::new()),
+            (libc::SYS_setpgid, Vec::new()),
+        ],
+        libc::EPERM,
+    )
 }
 
-/// The filter program; see the module documentation.
-pub(crate) fn network_filter() -> Vec<libc::sock_filter> {
-    let errno = |code: i32| RET_ERRNO | u32::try_from(code).expect("errno values are small");
-    vec![
-        statement(LD_W_ABS, ARCH),
-        jump(JEQ_K, NATIVE_ARCH, 1, 0),
-        statement(RET_K, RET_KILL_PROCESS),
-        statement(LD_W_ABS, NR),
-        jump(JGE_K, X32_SYSCALL_BIT, 0, 1),
-        statement(RET_K, RET_KILL_PROCESS),
-        jump(JEQ_K, number(libc::SYS_io_uring_setup), 0, 1),
-        statement(RET_K, errno(libc::EPERM)),
-        jump(JEQ_K, number(libc::SYS_socket), 0, 4),
-        statement(LD_W_ABS, ARG0),
-        jump(JEQ_K, family(libc::AF_INET), 1, 0),
-        jump(JEQ_K, family(libc::AF_INET6), 0, 1),
-        statement(RET_K, errno(libc::EACCES)),
-        statement(RET_K, RET_ALLOW),
-    ]
-}
-
-/// Installs `filter` on the calling thread (after `no_new_privs`, which Landlock set
-/// already or which is set here). Meant for the child between fork and exec.
-pub(crate) fn install(filter: &[libc::sock_filter]) -> std::io::Result<()> {
-    let program = libc::sock_fprog {
-        len: u16::try_from(filter.len()).expect("the filter is short"),
-        filter: filter.as_ptr().cast_mut(),
+/// The network filters; see the module documentation.
+pub(crate) fn network_filters() -> Result<Vec<BpfProgram>, String> {
+    let family = |family: libc::c_int| -> Result<SeccompRule, String> {
+        let condition = SeccompCondition::new(
+            0,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Eq,
+            u64::try_from(family).map_err(|_| "a negative address family".to_string())?,
+        )
+        .map_err(|error| error.to_string())?;
+        SeccompRule::new(vec![condition]).map_err(|error| error.to_string())
     };
-    // SAFETY: prctl with these arguments reads `program`, which points at `filter` and lives
-    // until the call returns; it changes only this thread's (and its children's) filters.
-    #[allow(unsafe_code)]
-    unsafe {
-        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        if libc::prctl(
-            libc::PR_SET_SECCOMP,
-            libc::SECCOMP_MODE_FILTER,
-            &raw const program,
-        ) != 0
-        {
-            return Err(std::io::Error::last_os_error());
-        }
+    let sockets = refusing(
+        vec![(
+            libc::SYS_socket,
+            vec![family(libc::AF_INET)?, family(libc::AF_INET6)?],
+        )],
+        libc::EACCES,
+    )?;
+    let io_uring = refusing(vec![(libc::SYS_io_uring_setup, Vec::new())], libc::EPERM)?;
+    Ok(vec![sockets, io_uring])
+}
+
+/// Installs `filter` on the calling thread (setting `no_new_privs` first). Meant for the
+/// child between fork and exec: it makes two system calls and allocates nothing.
+pub(crate) fn install(filter: &BpfProgram) -> std::io::Result<()> {
+    seccompiler::apply_filter(filter).map_err(|error| match error {
+        seccompiler::Error::Prctl(error) | seccompiler::Error::Seccomp(error) => error,
+        other => std::io::Error::other(other.to_string()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_filters_compile_for_this_machine() {
+        assert!(!group_filter().expect("compiles").is_empty());
+        let network = network_filters().expect("compiles");
+        assert_eq!(network.len(), 2);
+        assert!(network.iter().all(|program| !program.is_empty()));
     }
-    Ok(())
 }

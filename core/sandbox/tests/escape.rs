@@ -1,20 +1,31 @@
-//! The sandbox, run for real: every escape a command might try is blocked and counted
-//! (writing outside the project, into git hooks and config, into the agents' settings,
-//! through symlinks, `..` and `/proc/self/root`, connecting to a loopback port, leaving a
-//! process behind), each next to a control run outside the sandbox that shows the attempt
-//! would have worked; and real projects build and test inside it. bubblewrap must be
-//! installed (`tests/run` installs it); Landlock is tested where the kernel has it.
+//! The sandbox, run for real: every escape a command might try is blocked, each case
+//! asserted on its own next to a control run outside the sandbox that shows the attempt
+//! would have worked. Writing outside the project (directly, through symlinks, `..`,
+//! `/proc/self/root` or a hard link), connecting to a loopback port and leaving a process
+//! behind; and every protected path, missing and present, created, changed, removed,
+//! renamed, replaced by a link or reached through a hard link. bubblewrap blocks them as they
+//! happen; Landlock cannot, so its guard puts the protected paths back once the command has
+//! ended, and says which. Either way nothing is left on disk. bubblewrap must be installed
+//! (`tests/run` installs it); the Landlock tests need a kernel with Landlock ABI 4 (they are
+//! named `landlock_…`, and `tests/run` leaves them out by name, saying so, on a kernel
+//! without it).
 
+use std::collections::BTreeMap;
 use std::net::TcpListener;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
-use larik_sandbox::{Network, Policy, Sandbox, SandboxKind};
+use larik_sandbox::{Network, Policy, ProtectedChange, Sandbox, SandboxKind};
 
-/// A project with a git directory and the agents' settings, an outside directory next to
-/// it, and a scratch temp directory; none of them under a directory the sandbox makes
-/// writable except the project and the scratch.
+#[path = "support/bwrap.rs"]
+mod support;
+
+use support::bwrap;
+
+/// A project next to an outside directory and a scratch temp directory; only the project
+/// and the scratch are writable inside the sandbox.
 struct World {
     _dir: tempfile::TempDir,
     project: PathBuf,
@@ -23,24 +34,20 @@ struct World {
 }
 
 impl World {
+    /// A project with a git directory (`.git/hooks`, `.git/config`) and nothing else
+    /// protected.
     fn new() -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let root = dir.path().canonicalize().expect("canonical");
         let project = root.join("project");
         let outside = root.join("outside");
         let scratch = root.join("scratch");
-        for path in [
-            project.join(".git/hooks"),
-            project.join(".larik"),
-            project.join(".claude"),
-            outside.clone(),
-            scratch.clone(),
-        ] {
+        for path in [project.join(".git/hooks"), outside.clone(), scratch.clone()] {
             std::fs::create_dir_all(path).expect("mkdir");
         }
         std::fs::write(project.join(".git/config"), "[core]\n").expect("write");
-        std::fs::write(project.join(".larik/settings.json"), "{}").expect("write");
-        std::fs::write(project.join(".mcp.json"), "{}").expect("write");
+        std::fs::write(project.join(".git/HEAD"), "ref: refs/heads/main\n").expect("write");
+        std::fs::write(project.join("README.md"), "a project\n").expect("write");
         std::fs::write(outside.join("secret.txt"), "outside\n").expect("write");
         std::os::unix::fs::symlink(&outside, project.join("link")).expect("symlink");
         Self {
@@ -49,6 +56,27 @@ impl World {
             outside,
             scratch,
         }
+    }
+
+    /// The world one protected-path case starts from.
+    fn for_case(case: &Case) -> Self {
+        let world = World::new();
+        let path = world.project.join(case.path);
+        if case.path == ".git" {
+            std::fs::remove_dir_all(&path).expect("no repository");
+        } else if case.path.starts_with(".git/") && path.exists() {
+            remove(&path);
+        }
+        if case.present {
+            match case.kind {
+                Kind::Dir => {
+                    std::fs::create_dir_all(&path).expect("mkdir");
+                    std::fs::write(path.join("existing"), "original\n").expect("write");
+                }
+                Kind::File => std::fs::write(&path, "original\n").expect("write"),
+            }
+        }
+        world
     }
 
     fn policy(&self, network: Network) -> Policy {
@@ -63,34 +91,351 @@ impl World {
     fn bubblewrap(&self) -> Sandbox {
         Sandbox::bubblewrap(bwrap(), self.policy(Network::Off))
     }
+
+    fn landlock(&self) -> Sandbox {
+        Sandbox::landlock(self.policy(Network::Off)).expect("this kernel has Landlock")
+    }
 }
 
-#[path = "support/bwrap.rs"]
-mod support;
+fn remove(path: &Path) {
+    match path.symlink_metadata() {
+        Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(path).expect("remove"),
+        Ok(_) => std::fs::remove_file(path).expect("remove"),
+        Err(_) => {}
+    }
+}
 
-use support::bwrap;
+/// What a command's run left: its output, and what the guard put back.
+struct Ran {
+    output: Output,
+    changes: Vec<ProtectedChange>,
+}
 
-async fn run(sandbox: &Sandbox, script: &str, cwd: &Path, sandboxed: bool) -> Output {
-    let mut command = if sandboxed {
+impl Ran {
+    fn text(&self) -> String {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&self.output.stdout),
+            String::from_utf8_lossy(&self.output.stderr)
+        )
+    }
+}
+
+/// Runs `script` in `cwd`, sandboxed or (the control) not, the way the `bash` tool does:
+/// spawn, wait for the shell, then end the guard, which kills what is left of a sandboxed
+/// command's group and puts back what it changed.
+async fn run(sandbox: &Sandbox, script: &str, cwd: &Path, sandboxed: bool) -> Ran {
+    let shell = if sandboxed {
         sandbox.shell_command(script, cwd).expect("a command")
     } else {
         sandbox.unconfined_shell_command(script, cwd)
     };
+    let (mut command, mut guard) = (shell.command, shell.guard);
     command
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    tokio::time::timeout(Duration::from_secs(120), command.output())
+    let child = command.spawn().expect("the command starts");
+    drop(command);
+    if let Some(pid) = child.id() {
+        guard.started(pid);
+    }
+    let output = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
         .await
         .expect("the command ends")
-        .expect("the command runs")
+        .expect("the command runs");
+    let changes = guard.finish().await;
+    Ran { output, changes }
 }
 
-/// One escape attempt: a script and the file it tries to create or change, or the check
-/// that tells whether it got through.
+/// What stands at a path, recursively, without following links.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Tree {
+    Dir(BTreeMap<String, Tree>),
+    File(Vec<u8>, u32),
+    Link(PathBuf),
+}
+
+fn tree(path: &Path) -> Option<Tree> {
+    let meta = path.symlink_metadata().ok()?;
+    Some(if meta.file_type().is_symlink() {
+        Tree::Link(std::fs::read_link(path).expect("a link"))
+    } else if meta.is_dir() {
+        let mut entries = BTreeMap::new();
+        for entry in std::fs::read_dir(path).expect("list") {
+            let entry = entry.expect("an entry");
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if let Some(child) = tree(&entry.path()) {
+                entries.insert(name, child);
+            }
+        }
+        Tree::Dir(entries)
+    } else {
+        Tree::File(
+            std::fs::read(path).expect("read"),
+            meta.permissions().mode() & 0o7777,
+        )
+    })
+}
+
+/// Every protected path of `world`, as it stands.
+fn protected_state(world: &World) -> BTreeMap<&'static str, Option<Tree>> {
+    [".git"]
+        .into_iter()
+        .chain(larik_sandbox::PROTECTED_PATHS)
+        .map(|path| {
+            let full = world.project.join(path);
+            // `.git` itself counts by its kind only; its protected entries are listed.
+            let state = if path == ".git" {
+                tree(&full).map(|found| match found {
+                    Tree::Dir(_) => Tree::Dir(BTreeMap::new()),
+                    other => other,
+                })
+            } else {
+                tree(&full)
+            };
+            (path, state)
+        })
+        .collect()
+}
+
+/// Names a placeholder or a restore leaves while it works; none may be left afterwards.
+fn leftovers(world: &World) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for dir in [world.project.clone(), world.project.join(".git")] {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.contains(".larik-placeholder-") || name.contains(".larik-restore-") {
+                found.push(entry.path());
+            }
+        }
+    }
+    found
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Dir,
+    File,
+}
+
+/// One attempt on one protected path in one state.
+#[derive(Debug)]
+struct Case {
+    path: &'static str,
+    kind: Kind,
+    present: bool,
+    attack: &'static str,
+    script: String,
+}
+
+impl Case {
+    fn name(&self) -> String {
+        format!(
+            "{} {} ({})",
+            self.attack,
+            self.path,
+            if self.present { "present" } else { "missing" }
+        )
+    }
+}
+
+/// Every attack on every protected path, missing and present.
+fn protected_cases() -> Vec<Case> {
+    let dirs = [
+        ".git/hooks",
+        ".git/info",
+        ".git/modules",
+        ".larik",
+        ".claude",
+    ];
+    let files = [
+        ".git/config",
+        ".git/config.worktree",
+        ".git/commondir",
+        ".mcp.json",
+    ];
+    let mut cases = Vec::new();
+    let mut add = |path: &'static str, kind, present, attack, script: String| {
+        cases.push(Case {
+            path,
+            kind,
+            present,
+            attack,
+            script,
+        });
+    };
+    for path in dirs.into_iter().chain([".git"]) {
+        add(
+            path,
+            Kind::Dir,
+            false,
+            "create",
+            format!("mkdir -p {path} && echo x > {path}/planted"),
+        );
+        add(
+            path,
+            Kind::Dir,
+            false,
+            "rename into",
+            format!("mkdir made && echo x > made/planted && mv made {path}"),
+        );
+        add(
+            path,
+            Kind::Dir,
+            false,
+            "symlink",
+            format!("ln -s ../outside {path}"),
+        );
+    }
+    add(
+        ".git",
+        Kind::Dir,
+        false,
+        "git init",
+        "git init -q . && echo x > .git/hooks/pre-commit".into(),
+    );
+    for path in dirs {
+        add(
+            path,
+            Kind::Dir,
+            true,
+            "add a file",
+            format!("echo x > {path}/planted"),
+        );
+        add(
+            path,
+            Kind::Dir,
+            true,
+            "change",
+            format!("echo changed > {path}/existing"),
+        );
+        add(path, Kind::Dir, true, "delete", format!("rm -rf {path}"));
+        add(
+            path,
+            Kind::Dir,
+            true,
+            "rename away",
+            format!("mv {path} moved-away"),
+        );
+        add(
+            path,
+            Kind::Dir,
+            true,
+            "replace by a symlink",
+            format!("rm -rf {path} && ln -s ../outside {path}"),
+        );
+        add(
+            path,
+            Kind::Dir,
+            true,
+            "hard link",
+            format!("ln {path}/existing linked && echo changed > linked"),
+        );
+    }
+    for path in files {
+        add(
+            path,
+            Kind::File,
+            false,
+            "create",
+            format!("echo x > {path}"),
+        );
+        add(
+            path,
+            Kind::File,
+            false,
+            "rename into",
+            format!("echo x > made && mv made {path}"),
+        );
+        add(
+            path,
+            Kind::File,
+            false,
+            "symlink",
+            format!("ln -s ../outside/secret.txt {path}"),
+        );
+        add(
+            path,
+            Kind::File,
+            false,
+            "hard link",
+            format!("echo x > made && ln made {path}"),
+        );
+    }
+    for path in files.into_iter().chain([".git"]) {
+        add(
+            path,
+            Kind::File,
+            true,
+            "change",
+            format!("echo changed > {path}"),
+        );
+        add(path, Kind::File, true, "delete", format!("rm -f {path}"));
+        add(
+            path,
+            Kind::File,
+            true,
+            "rename away",
+            format!("mv {path} moved-away"),
+        );
+        add(
+            path,
+            Kind::File,
+            true,
+            "replace by a symlink",
+            format!("ln -sf ../outside/secret.txt {path}"),
+        );
+        add(
+            path,
+            Kind::File,
+            true,
+            "hard link",
+            format!("ln {path} linked && echo changed > linked"),
+        );
+    }
+    cases
+}
+
+/// Runs every protected-path case sandboxed (must leave every protected path as it was,
+/// with nothing left behind) and as a control outside the sandbox (must change it).
+/// Returns what the sandboxed runs said and put back, per case.
+async fn protected_paths_hold(make: fn(&World) -> Sandbox) -> Vec<(String, Ran)> {
+    let mut runs = Vec::new();
+    for case in protected_cases() {
+        let world = World::for_case(&case);
+        let before = protected_state(&world);
+        let sandbox = make(&world);
+        let ran = run(&sandbox, &case.script, &world.project, true).await;
+        assert_eq!(
+            protected_state(&world),
+            before,
+            "got through: {} — {}",
+            case.name(),
+            ran.text()
+        );
+        assert_eq!(leftovers(&world), Vec::<PathBuf>::new(), "{}", case.name());
+        let control = World::for_case(&case);
+        let before = protected_state(&control);
+        run(&make(&control), &case.script, &control.project, false).await;
+        assert_ne!(
+            protected_state(&control),
+            before,
+            "the control run did not do what the attempt tries: {}",
+            case.name()
+        );
+        runs.push((case.name(), ran));
+    }
+    runs
+}
+
+/// A `.git` renamed away to make room for a new one with other hooks.
+const GIT_REPLACED: &str = "mv .git .git.old; mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit && \
+     cp .git.old/config .git/config";
+
+/// Attempts on paths outside the project: a script and a check on the real file system.
 struct Attempt {
     name: &'static str,
     script: String,
-    /// Whether the attempt got through, checked on the real file system afterwards.
     got_through: Box<dyn Fn() -> bool>,
 }
 
@@ -105,7 +450,7 @@ fn file_attempt(name: &'static str, script: String, target: PathBuf, before: &st
     }
 }
 
-fn write_attempts(world: &World) -> Vec<Attempt> {
+fn outside_attempts(world: &World) -> Vec<Attempt> {
     let project = world.project.display().to_string();
     let outside = world.outside.display().to_string();
     vec![
@@ -140,48 +485,6 @@ fn write_attempts(world: &World) -> Vec<Attempt> {
             "",
         ),
         file_attempt(
-            "a git hook",
-            "printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit".into(),
-            world.project.join(".git/hooks/pre-commit"),
-            "",
-        ),
-        file_attempt(
-            "the git config",
-            "git config --file .git/config core.fsmonitor 'echo pwned' || echo '[core] fsmonitor = x' >> .git/config".into(),
-            world.project.join(".git/config"),
-            "[core]\n",
-        ),
-        file_attempt(
-            "Larik's project settings",
-            "echo '{\"permissions\":{}}' > .larik/settings.json".into(),
-            world.project.join(".larik/settings.json"),
-            "{}",
-        ),
-        file_attempt(
-            "a new file in .larik",
-            "echo x > .larik/other.json".into(),
-            world.project.join(".larik/other.json"),
-            "",
-        ),
-        file_attempt(
-            "Claude Code's project settings",
-            "echo '{}' > .claude/settings.json".into(),
-            world.project.join(".claude/settings.json"),
-            "",
-        ),
-        file_attempt(
-            "the MCP server list",
-            "echo '{\"mcpServers\":{}}' > .mcp.json".into(),
-            world.project.join(".mcp.json"),
-            "{}",
-        ),
-        file_attempt(
-            "replacing the hooks directory",
-            "mv .git/hooks .git/hooks.old && mkdir .git/hooks && echo x > .git/hooks/post-checkout".into(),
-            world.project.join(".git/hooks/post-checkout"),
-            "",
-        ),
-        file_attempt(
             "through a hard link",
             format!("ln {outside}/secret.txt {project}/hard && echo pwned > {project}/hard"),
             world.outside.join("secret.txt"),
@@ -190,148 +493,281 @@ fn write_attempts(world: &World) -> Vec<Attempt> {
     ]
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn bubblewrap_blocks_every_escape_and_each_would_work_unsandboxed() {
-    let world = World::new();
-    let sandbox = world.bubblewrap();
-    assert_eq!(sandbox.kind(), SandboxKind::Bubblewrap);
-    let mut blocked = Vec::new();
-    for attempt in write_attempts(&world) {
-        run(&sandbox, &attempt.script, &world.project, true).await;
+async fn outside_writes_are_blocked(make: fn(&World) -> Sandbox) {
+    let count = outside_attempts(&World::new()).len();
+    for index in 0..count {
+        let world = World::new();
+        let attempt = outside_attempts(&world)
+            .into_iter()
+            .nth(index)
+            .expect("an attempt");
+        let ran = run(&make(&world), &attempt.script, &world.project, true).await;
         assert!(
             !(attempt.got_through)(),
-            "escaped the sandbox: {}",
-            attempt.name
+            "escaped: {} — {}",
+            attempt.name,
+            ran.text()
         );
-        blocked.push(attempt.name);
-    }
-    // The same attempts outside the sandbox get through (on a fresh world), so the checks
-    // above can tell.
-    let control = World::new();
-    let unconfined = control.bubblewrap();
-    for attempt in write_attempts(&control) {
-        run(&unconfined, &attempt.script, &control.project, false).await;
+        let control = World::new();
+        let again = outside_attempts(&control)
+            .into_iter()
+            .nth(index)
+            .expect("an attempt");
+        run(&make(&control), &again.script, &control.project, false).await;
         assert!(
-            (attempt.got_through)(),
+            (again.got_through)(),
             "the control run did not do what the attempt tries: {}",
             attempt.name
         );
     }
+}
 
-    // The network: a loopback port on the host.
+async fn a_loopback_port_is_out_of_reach(make: fn(&World) -> Sandbox) {
+    let world = World::new();
+    let sandbox = make(&world);
     let listener = TcpListener::bind("127.0.0.1:0").expect("listen");
     let port = listener.local_addr().expect("address").port();
     let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
-    let output = run(&sandbox, &connect, &world.project, true).await;
-    assert!(!String::from_utf8_lossy(&output.stdout).contains("connected"));
-    let output = run(&sandbox, &connect, &world.project, false).await;
-    assert!(String::from_utf8_lossy(&output.stdout).contains("connected"));
-    blocked.push("a loopback port on the host");
+    let ran = run(&sandbox, &connect, &world.project, true).await;
+    assert!(!ran.text().contains("connected"), "{}", ran.text());
+    let ran = run(&sandbox, &connect, &world.project, false).await;
+    assert!(ran.text().contains("connected"), "{}", ran.text());
+}
 
-    // A process left behind, even one that starts its own session. Each keeps the
-    // command's output pipe open, so the output ends only once every one of them is gone;
-    // they would sleep for a minute, so an output that ends well before proves they were
-    // killed with the command.
-    let marker = format!("{}.4242", 60 + port % 7);
-    let script =
-        format!("(sleep {marker} &) ; setsid sleep {marker} & nohup sleep {marker} & echo started");
-    let mut command = sandbox
-        .shell_command(&script, &world.project)
-        .expect("a command");
-    command
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let output = tokio::time::timeout(Duration::from_secs(30), command.output()).await;
-    let output = output
-        .unwrap_or_else(|_| panic!("a background process outlived its sandboxed command"))
-        .expect("the command runs");
-    assert!(String::from_utf8_lossy(&output.stdout).contains("started"));
-    blocked.push("a background process outliving the command");
+/// Processes whose command line holds `marker`.
+fn processes_with(marker: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
+        .filter(|cmdline| String::from_utf8_lossy(cmdline).contains(marker))
+        .count()
+}
 
-    // Inside the project the command works, and the protected paths are still readable.
-    let output = run(
-        &sandbox,
-        "echo fine > made.txt && cat .git/config && mkdir -p target/debug && echo o > target/debug/out",
+/// Waits (up to a generous deadline) until no process has `marker` in its command line;
+/// returns whether that happened.
+async fn gone(marker: &str) -> bool {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while processes_with(marker) > 0 {
+        if std::time::Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    true
+}
+
+/// Background jobs, one that starts its own session and one under nohup: none outlives
+/// the command once its guard has ended (the control run shows they would).
+async fn nothing_outlives_the_command(make: fn(&World) -> Sandbox, seed: u16) {
+    let world = World::new();
+    let sandbox = make(&world);
+    // Unique to this run, so processes of an earlier run cannot count.
+    let marker = format!("{}.{}{seed}", 60 + seed % 7, std::process::id());
+    let script = format!(
+        "(sleep {marker} >/dev/null 2>&1 &) ; setsid sleep {marker} >/dev/null 2>&1 & \
+         nohup sleep {marker} >/dev/null 2>&1 & echo started"
+    );
+    let ran = run(&sandbox, &script, &world.project, true).await;
+    assert!(ran.text().contains("started"), "{}", ran.text());
+    assert!(
+        gone(&marker).await,
+        "a background process outlived its command"
+    );
+    let control = run(&sandbox, &script, &world.project, false).await;
+    assert!(control.text().contains("started"));
+    assert!(
+        processes_with(&marker) > 0,
+        "the control run left nothing running"
+    );
+    // The control's processes are no test's business beyond this point.
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let holds_marker = std::fs::read(entry.path().join("cmdline"))
+            .is_ok_and(|cmdline| String::from_utf8_lossy(&cmdline).contains(&marker));
+        if let (true, Ok(pid)) = (
+            holds_marker,
+            entry.file_name().to_string_lossy().parse::<i32>(),
+        ) {
+            // SAFETY: kill only sends a signal to the process the control run started.
+            #[allow(unsafe_code)]
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
+    }
+    assert!(gone(&marker).await);
+}
+
+async fn work_inside_the_project_goes_on(make: fn(&World) -> Sandbox) {
+    let world = World::new();
+    let ran = run(
+        &make(&world),
+        "echo fine > made.txt && cat .git/config && mkdir -p target/debug && echo o > target/debug/out \
+         && git init -q sub && git -C sub status --short",
         &world.project,
         true,
     )
     .await;
-    assert!(output.status.success(), "{output:?}");
+    assert!(ran.output.status.success(), "{}", ran.text());
     assert_eq!(
         std::fs::read_to_string(world.project.join("made.txt")).expect("made"),
         "fine\n"
     );
-    assert!(String::from_utf8_lossy(&output.stdout).contains("[core]"));
-    eprintln!("bubblewrap blocked {} escapes: {blocked:#?}", blocked.len());
-    assert_eq!(blocked.len(), 15);
+    assert!(ran.text().contains("[core]"));
+    assert_eq!(ran.changes, Vec::new());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn landlock_confines_writes_and_the_network_where_the_kernel_has_it() {
-    if larik_sandbox::landlock::kernel_abi() < 4 {
-        eprintln!("this kernel's Landlock is missing or has no network rules; nothing to check");
-        return;
-    }
-    let world = World::new();
-    let sandbox = Sandbox::landlock(world.policy(Network::Off)).expect("Landlock is available");
-    assert_eq!(sandbox.kind(), SandboxKind::Landlock);
-    let confined_by_landlock = [
-        "write outside the project",
-        "overwrite a file outside the project",
-        "through a symlink in the project",
-        "through ..",
-        "through /proc/self/root",
-        "through a hard link",
-    ];
-    for attempt in write_attempts(&world)
-        .into_iter()
-        .filter(|attempt| confined_by_landlock.contains(&attempt.name))
-    {
-        run(&sandbox, &attempt.script, &world.project, true).await;
+async fn bubblewrap_keeps_every_protected_path_as_it_was() {
+    let runs = protected_paths_hold(World::bubblewrap).await;
+    for (name, ran) in &runs {
+        // Blocked as it happened: nothing to put back, and the command was told.
+        assert_eq!(ran.changes, Vec::new(), "{name}");
+        let text = ran.text();
         assert!(
-            !(attempt.got_through)(),
-            "escaped Landlock: {}",
-            attempt.name
+            [
+                "Read-only file system",
+                "Device or resource busy",
+                "Invalid cross-device link",
+                "File exists",
+            ]
+            .iter()
+            .any(|error| text.contains(error)),
+            "{name}: {text}"
         );
     }
+    eprintln!("bubblewrap held {} protected-path attempts", runs.len());
+    assert_eq!(runs.len(), protected_cases().len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn landlock_puts_every_protected_path_back_and_says_which() {
+    let runs = protected_paths_hold(World::landlock).await;
+    for (name, ran) in &runs {
+        let path = name
+            .split_whitespace()
+            .rev()
+            .nth(1)
+            .expect("a path in the name");
+        let top = path.split('/').take(2).collect::<Vec<_>>().join("/");
+        assert!(
+            ran.changes.iter().all(|change| change.restored.is_ok()),
+            "{name}: {:?}",
+            ran.changes
+        );
+        assert!(
+            ran.changes.iter().any(|change| {
+                let changed = change.path.display().to_string();
+                changed.starts_with(&top) || top.starts_with(&changed)
+            }),
+            "{name}: the report names the path: {:?}",
+            ran.changes
+        );
+    }
+    eprintln!("Landlock put back {} protected-path attempts", runs.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bubblewrap_keeps_git_from_being_replaced() {
+    let world = World::new();
+    let before = protected_state(&world);
+    let ran = run(&world.bubblewrap(), GIT_REPLACED, &world.project, true).await;
+    assert!(
+        ran.text().contains("Device or resource busy"),
+        "{}",
+        ran.text()
+    );
+    assert_eq!(protected_state(&world), before);
+    assert!(!world.project.join(".git.old").exists());
+    let control = World::new();
+    run(&control.bubblewrap(), GIT_REPLACED, &control.project, false).await;
+    assert!(control.project.join(".git/hooks/pre-commit").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn landlock_undoes_a_replaced_git_directory() {
+    let world = World::new();
+    let before = protected_state(&world);
+    let ran = run(&world.landlock(), GIT_REPLACED, &world.project, true).await;
+    assert_eq!(protected_state(&world), before, "{:?}", ran.changes);
+    assert!(!world.project.join(".git/hooks/pre-commit").exists());
+    assert!(
+        ran.changes
+            .iter()
+            .any(|change| change.path == Path::new(".git/hooks/pre-commit")),
+        "{:?}",
+        ran.changes
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bubblewrap_blocks_writes_outside_the_project() {
+    outside_writes_are_blocked(World::bubblewrap).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn landlock_blocks_writes_outside_the_project() {
+    outside_writes_are_blocked(World::landlock).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bubblewrap_keeps_the_host_loopback_out_of_reach() {
+    a_loopback_port_is_out_of_reach(World::bubblewrap).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn landlock_keeps_the_host_loopback_out_of_reach_and_allows_a_listed_port() {
+    a_loopback_port_is_out_of_reach(World::landlock).await;
+    let world = World::new();
     let listener = TcpListener::bind("127.0.0.1:0").expect("listen");
     let port = listener.local_addr().expect("address").port();
     let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
-    let output = run(&sandbox, &connect, &world.project, true).await;
-    assert!(!String::from_utf8_lossy(&output.stdout).contains("connected"));
-    // An allowed port is reachable.
     let open = Sandbox::landlock(world.policy(Network::TcpPorts(vec![port]))).expect("Landlock");
-    let output = run(&open, &connect, &world.project, true).await;
-    assert!(
-        String::from_utf8_lossy(&output.stdout).contains("connected"),
-        "{output:?}"
-    );
-    let output = run(&sandbox, "echo fine > made.txt", &world.project, true).await;
-    assert!(output.status.success(), "{output:?}");
+    let ran = run(&open, &connect, &world.project, true).await;
+    assert!(ran.text().contains("connected"), "{}", ran.text());
 
     // The seccomp filter older kernels get instead of Landlock's TCP rules: no IP socket at
     // all, Unix sockets still fine.
     let filtered =
         Sandbox::landlock_with_network_filter(world.policy(Network::Off)).expect("Landlock");
-    let output = run(&filtered, &connect, &world.project, true).await;
-    assert!(!String::from_utf8_lossy(&output.stdout).contains("connected"));
-    assert!(
-        String::from_utf8_lossy(&output.stderr).contains("Permission denied"),
-        "{output:?}"
-    );
+    let ran = run(&filtered, &connect, &world.project, true).await;
+    assert!(!ran.text().contains("connected"));
+    assert!(ran.text().contains("Permission denied"), "{}", ran.text());
     let unix = "python3 -c 'import socket; a, b = socket.socketpair(); a.send(b\"ok\"); print(b.recv(2).decode())'";
-    let output = run(&filtered, unix, &world.project, true).await;
+    let ran = run(&filtered, unix, &world.project, true).await;
     assert_eq!(
-        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&ran.output.stdout),
         "ok\n",
-        "{output:?}"
+        "{}",
+        ran.text()
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bubblewrap_lets_nothing_outlive_the_command() {
+    nothing_outlives_the_command(World::bubblewrap, 1).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn landlock_lets_nothing_outlive_the_command() {
+    nothing_outlives_the_command(World::landlock, 2).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bubblewrap_lets_work_inside_the_project_go_on() {
+    work_inside_the_project_goes_on(World::bubblewrap).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn landlock_lets_work_inside_the_project_go_on() {
+    work_inside_the_project_goes_on(World::landlock).await;
 }
 
 /// Which sandbox a project gets: bubblewrap when `bwrap` is on the PATH, else Landlock with
 /// a notice saying what is weaker, and none (without a word) when the user switched it off.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_best_available_sandbox_is_chosen_and_a_weaker_one_is_announced() {
+async fn landlock_is_the_announced_fallback_and_off_means_unconfined() {
     let world = World::new();
     let bwrap_dir = bwrap().parent().expect("a directory").to_path_buf();
     let options = |path_dirs: Vec<PathBuf>, enabled: bool| larik_sandbox::SandboxOptions {
@@ -341,25 +777,31 @@ async fn the_best_available_sandbox_is_chosen_and_a_weaker_one_is_announced() {
         temp_dirs: vec![world.scratch.clone()],
         path_dirs,
     };
-    let (sandbox, notices) = Sandbox::configure(&world.project, &options(vec![bwrap_dir], true));
+    let sandbox = Sandbox::configure(&world.project, &options(vec![bwrap_dir], true));
     assert_eq!(sandbox.kind(), SandboxKind::Bubblewrap);
     assert!(sandbox.is_enforcing());
-    assert_eq!(notices, Vec::<String>::new());
+    assert_eq!(sandbox.take_notices(), Vec::<String>::new());
 
-    let (sandbox, notices) = Sandbox::configure(&world.project, &options(Vec::new(), true));
-    if larik_sandbox::landlock::kernel_abi() > 0 {
-        assert_eq!(sandbox.kind(), SandboxKind::Landlock);
-        assert!(
-            notices[0].contains("bubblewrap (`bwrap`) is not usable here"),
-            "{notices:?}"
-        );
-    } else {
-        assert_eq!(sandbox.kind(), SandboxKind::Unconfined);
-        assert!(notices[0].contains("every command asks"), "{notices:?}");
-    }
+    let sandbox = Sandbox::configure(&world.project, &options(Vec::new(), true));
+    assert_eq!(sandbox.kind(), SandboxKind::Landlock);
+    let notices = sandbox.take_notices();
+    assert!(
+        notices[0].contains("bubblewrap (`bwrap`) is not usable here"),
+        "{notices:?}"
+    );
+    assert_eq!(sandbox.take_notices(), Vec::<String>::new(), "told once");
 
-    let (sandbox, notices) = Sandbox::configure(&world.project, &options(Vec::new(), false));
+    // A `bwrap` that cannot build a sandbox (as where user namespaces are off).
+    let broken = tempfile::tempdir().expect("temp dir");
+    let fake = broken.path().join("bwrap");
+    std::fs::write(&fake, "#!/bin/sh\nexit 1\n").expect("write");
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let sandbox = Sandbox::configure(&world.project, &options(vec![broken.path().into()], true));
+    assert_eq!(sandbox.kind(), SandboxKind::Landlock);
+    assert_eq!(sandbox.take_notices().len(), 1);
+
+    let sandbox = Sandbox::configure(&world.project, &options(Vec::new(), false));
     assert_eq!(sandbox.kind(), SandboxKind::Unconfined);
     assert!(!sandbox.is_enforcing());
-    assert_eq!(notices, Vec::<String>::new());
+    assert_eq!(sandbox.take_notices(), Vec::<String>::new());
 }

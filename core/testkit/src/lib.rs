@@ -53,6 +53,8 @@ pub struct RecordedRequest {
     pub body: Value,
     /// The body as text (lossy UTF-8).
     pub raw_body: String,
+    /// When the request's headers arrived (benchmarks time the client's steps with it).
+    pub received: std::time::Instant,
 }
 
 impl RecordedRequest {
@@ -273,6 +275,7 @@ impl Drop for FakeModelServer {
 
 /// Records one request, checks it, and answers with the next scripted reply.
 async fn handle(shared: Arc<Shared>, request: Request) -> Response {
+    let received = std::time::Instant::now();
     let (parts, body) = request.into_parts();
     let path = parts.uri.path().to_string();
     let headers = parts
@@ -296,6 +299,7 @@ async fn handle(shared: Arc<Shared>, request: Request) -> Response {
         headers,
         body: parsed.clone().unwrap_or(Value::Null),
         raw_body,
+        received,
     };
     let (number, reply, info) = {
         let mut state = shared.lock();

@@ -164,25 +164,56 @@ async fn run_command(
     sandboxed: bool,
     ctx: &ToolContext,
 ) -> ToolOutput {
-    let mut started = None;
-    let output = run_started(command_line, timeout_ms, sandboxed, ctx, &mut started).await;
-    if let Some(pid) = started {
-        if sandboxed {
-            // Nothing a sandboxed command started outlives it.
-            larik_sandbox::kill_process_group(pid);
+    let shell = if sandboxed {
+        match ctx.sandbox.shell_command(command_line, &ctx.cwd) {
+            Ok(shell) => shell,
+            Err(error) => {
+                return ToolOutput::error(format!("Could not start the command: {error}"));
+            }
         }
-        larik_sandbox::forget_group_if_gone(pid);
+    } else {
+        ctx.sandbox.unconfined_shell_command(command_line, &ctx.cwd)
+    };
+    let (command, mut guard) = (shell.command, shell.guard);
+    let mut output = run_started(command, timeout_ms, ctx, &mut guard).await;
+    // Nothing a sandboxed command started outlives it; what it changed among the protected
+    // paths is put back, and the model is told.
+    let put_back = guard.finish().await;
+    if sandboxed {
+        tell_what_was_protected(&mut output, &put_back);
     }
     output
 }
 
-/// Runs the command; `started` receives its process group id once it runs.
+/// Adds to a sandboxed command's result what the sandbox kept it from changing: the
+/// protected paths it changed and Larik put back, or, where the command ran into a
+/// read-only path, which paths stay read-only and how to get past that.
+fn tell_what_was_protected(output: &mut ToolOutput, put_back: &[larik_sandbox::ProtectedChange]) {
+    let protected = larik_sandbox::PROTECTED_PATHS.join(", ");
+    let how = "a command that must change them needs `\"sandbox\": false`, which asks the user";
+    if !put_back.is_empty() {
+        let changes: Vec<String> = put_back.iter().map(ToString::to_string).collect();
+        output.append_line(&format!(
+            "The sandbox does not let commands change protected paths ({protected}); this \
+             command changed some and Larik put them back: {}. Nothing else was undone; {how}.",
+            changes.join(", ")
+        ));
+        output.is_error = true;
+    } else if output.text_contains("Read-only file system") {
+        output.append_line(&format!(
+            "(In the sandbox, everything outside the project and the temp directories is \
+             read-only, and so are these paths inside it, whether they exist or not: \
+             {protected}; {how}.)"
+        ));
+    }
+}
+
+/// Runs the prepared command; the guard learns its process id once it runs.
 async fn run_started(
-    command_line: &str,
+    mut command: tokio::process::Command,
     timeout_ms: u64,
-    sandboxed: bool,
     ctx: &ToolContext,
-    started: &mut Option<u32>,
+    guard: &mut larik_sandbox::CommandGuard,
 ) -> ToolOutput {
     if ctx.cancel.is_cancelled() {
         return ToolOutput::error("Command cancelled before it started.");
@@ -201,16 +232,6 @@ async fn run_started(
             return ToolOutput::error(format!("Could not read the command's output: {error}"));
         }
     };
-    let mut command = if sandboxed {
-        match ctx.sandbox.shell_command(command_line, &ctx.cwd) {
-            Ok(command) => command,
-            Err(error) => {
-                return ToolOutput::error(format!("Could not start the command: {error}"));
-            }
-        }
-    } else {
-        ctx.sandbox.unconfined_shell_command(command_line, &ctx.cwd)
-    };
     command.stdout(writer).stderr(writer_for_stderr);
     let spawned = command.spawn();
     // The command object holds our copies of the pipe's write end; EOF only arrives once
@@ -222,8 +243,7 @@ async fn run_started(
     };
     let pid = child.id();
     if let Some(pid) = pid {
-        larik_sandbox::note_started_group(pid);
-        *started = Some(pid);
+        guard.started(pid);
     }
     let kill_group = || {
         if let Some(pid) = pid {

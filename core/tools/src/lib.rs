@@ -162,6 +162,25 @@ impl ToolOutput {
             ..ToolOutput::default()
         }
     }
+
+    /// Adds `line` on a line of its own at the end of the text.
+    pub fn append_line(&mut self, line: &str) {
+        if let Some(ResultPart::Text { text }) = self.content.last_mut() {
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(line);
+        } else {
+            self.content.push(ResultPart::text(line));
+        }
+    }
+
+    /// Whether any text part contains `needle`.
+    pub fn text_contains(&self, needle: &str) -> bool {
+        self.content
+            .iter()
+            .any(|part| matches!(part, ResultPart::Text { text } if text.contains(needle)))
+    }
 }
 
 /// What a call acts on, for permission rules.

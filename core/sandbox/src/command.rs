@@ -1,0 +1,133 @@
+//! A command ready to start, and the guard that keeps the protected paths safe until it has
+//! ended: it holds the placeholders bubblewrap binds over missing protected paths, or the
+//! snapshot the Landlock sandbox puts back, and when the command is done it kills what is
+//! left of a sandboxed command's process group first, so nothing can write after the check.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use tokio::process::Command;
+
+use crate::groups::{self, forget_group_if_gone, kill_process_group, note_started_group};
+use crate::guard::{ProtectedChange, Snapshot};
+use crate::placeholder::Placeholder;
+use crate::protected::protected_set;
+
+/// How long the processes of a killed group may take to die before the protected paths are
+/// checked anyway.
+const GROUP_END_WAIT: Duration = Duration::from_secs(2);
+
+/// A shell command and its guard. Spawn `command`, tell the guard the process id
+/// ([`CommandGuard::started`]), and once the command has ended call
+/// [`CommandGuard::finish`], which says what the command changed among the protected paths
+/// and was put back. Dropping the guard does the same without the report.
+#[derive(Debug)]
+pub struct ShellCommand {
+    /// The process to spawn.
+    pub command: Command,
+    /// What keeps the protected paths safe while it runs.
+    pub guard: CommandGuard,
+}
+
+/// See [`ShellCommand`].
+#[derive(Debug)]
+pub struct CommandGuard {
+    /// Whether the command runs sandboxed: then nothing it started may outlive it.
+    confined: bool,
+    /// Whether processes left in its group can still write (no PID namespace ends them).
+    wait_for_group: bool,
+    placeholders: Vec<Placeholder>,
+    snapshot: Option<Snapshot>,
+    pid: Option<u32>,
+    done: bool,
+}
+
+impl CommandGuard {
+    /// The guard of an unconfined command: it only remembers the process group.
+    pub(crate) fn unconfined() -> Self {
+        CommandGuard {
+            confined: false,
+            wait_for_group: false,
+            placeholders: Vec::new(),
+            snapshot: None,
+            pid: None,
+            done: false,
+        }
+    }
+
+    /// The guard of a bubblewrap command: the placeholders it binds, and a snapshot of the
+    /// protected paths no mount can pin (links, and missing paths no placeholder could be
+    /// put at).
+    pub(crate) fn mounted(placeholders: Vec<Placeholder>, snapshot: Option<Snapshot>) -> Self {
+        CommandGuard {
+            confined: true,
+            wait_for_group: false,
+            placeholders,
+            snapshot: snapshot.filter(|snapshot| !snapshot.is_empty()),
+            pid: None,
+            done: false,
+        }
+    }
+
+    /// The guard of a Landlock command: a snapshot of every protected path of the project
+    /// at `root`, put back once the command's whole process group has ended.
+    pub(crate) fn snapshot(root: &Path) -> Self {
+        CommandGuard {
+            confined: true,
+            wait_for_group: true,
+            placeholders: Vec::new(),
+            snapshot: Some(Snapshot::of_all(root, &protected_set(root))),
+            pid: None,
+            done: false,
+        }
+    }
+
+    /// Records the started command's process id (its process group), so what it leaves
+    /// behind can be stopped, or killed when Larik exits.
+    pub fn started(&mut self, pid: u32) {
+        note_started_group(pid);
+        self.pid = Some(pid);
+    }
+
+    /// Ends the command's guard: for a sandboxed command, kills what is left of its process
+    /// group and waits (briefly) until it is gone; then releases the placeholders and puts
+    /// back every protected path the command changed. Returns those changes (empty when the
+    /// command changed none, which inside bubblewrap it cannot).
+    pub async fn finish(mut self) -> Vec<ProtectedChange> {
+        if self.confined
+            && let Some(pid) = self.pid
+        {
+            kill_process_group(pid);
+            if self.wait_for_group {
+                let deadline = Instant::now() + GROUP_END_WAIT;
+                while groups::has_live_members(pid) && Instant::now() < deadline {
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                }
+            }
+        }
+        self.end()
+    }
+
+    fn end(&mut self) -> Vec<ProtectedChange> {
+        if std::mem::replace(&mut self.done, true) {
+            return Vec::new();
+        }
+        if let Some(pid) = self.pid {
+            if self.confined {
+                kill_process_group(pid);
+            }
+            forget_group_if_gone(pid);
+        }
+        self.placeholders.clear();
+        self.snapshot
+            .take()
+            .map(|snapshot| snapshot.restore())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for CommandGuard {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
