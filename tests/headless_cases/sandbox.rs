@@ -1,7 +1,10 @@
 //! The command sandbox through `larik -p`: with bubblewrap installed, a command runs
 //! without asking and can write in the project but nowhere else; a call asking to run
 //! outside the sandbox goes through the permission step (refused in `-p`); switching the
-//! sandbox off in the configuration brings the question back for every command.
+//! sandbox off in the configuration brings the question back for every command. No
+//! protected path (git hooks and config, the agents' settings) can be created or changed,
+//! missing or present, under bubblewrap or under Landlock (the `landlock_…` tests need a
+//! kernel with Landlock; `tests/run` leaves them out by name, saying so, on one without).
 
 use serde_json::json;
 
@@ -109,4 +112,213 @@ fn outside_the_temp_dirs() -> tempfile::TempDir {
         .find(|dir| !dir.starts_with("/tmp") && !dir.starts_with("/var/tmp") && dir.is_dir())
         .expect("a writable directory outside /tmp");
     tempfile::tempdir_in(base).expect("outside dir")
+}
+
+/// What stands at a path, recursively, without following links.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Tree {
+    Dir(Vec<(String, Tree)>),
+    File(Vec<u8>),
+    Link(std::path::PathBuf),
+}
+
+fn tree(path: &std::path::Path) -> Option<Tree> {
+    let meta = path.symlink_metadata().ok()?;
+    Some(if meta.file_type().is_symlink() {
+        Tree::Link(std::fs::read_link(path).expect("a link"))
+    } else if meta.is_dir() {
+        let mut entries: Vec<(String, Tree)> = std::fs::read_dir(path)
+            .expect("list")
+            .flatten()
+            .filter_map(|entry| {
+                Some((
+                    entry.file_name().to_string_lossy().into_owned(),
+                    tree(&entry.path())?,
+                ))
+            })
+            .collect();
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        Tree::Dir(entries)
+    } else {
+        Tree::File(std::fs::read(path).expect("read"))
+    })
+}
+
+/// Every protected path of the project (and `.git` itself), as it stands; and the names a
+/// placeholder or a restore uses while it works, none of which may be left.
+fn protected_state(root: &std::path::Path) -> Vec<(String, Option<Tree>)> {
+    let mut state: Vec<(String, Option<Tree>)> = [".git"]
+        .into_iter()
+        .chain(larik_sandbox_paths())
+        .map(|path| {
+            let found = tree(&root.join(path));
+            let found = if path == ".git" {
+                found.map(|tree| match tree {
+                    Tree::Dir(_) => Tree::Dir(Vec::new()),
+                    other => other,
+                })
+            } else {
+                found
+            };
+            (path.to_string(), found)
+        })
+        .collect();
+    for dir in [root.to_path_buf(), root.join(".git")] {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.contains(".larik-placeholder-") || name.contains(".larik-restore-") {
+                state.push((name, None));
+            }
+        }
+    }
+    state
+}
+
+/// The protected paths, as the docs list them (the binary's own list is not reachable from
+/// here; `docs/security.md` and this list must agree).
+fn larik_sandbox_paths() -> [&'static str; 9] {
+    [
+        ".git/hooks",
+        ".git/config",
+        ".git/config.worktree",
+        ".git/commondir",
+        ".git/info",
+        ".git/modules",
+        ".larik",
+        ".claude",
+        ".mcp.json",
+    ]
+}
+
+/// The command that attacks one protected path: a file created in a directory, or a file
+/// created or changed.
+fn attack(path: &str) -> String {
+    match path {
+        ".git" => "git init -q . && echo evil > .git/hooks/pre-commit".to_string(),
+        ".git/config" | ".git/config.worktree" | ".git/commondir" | ".mcp.json" => {
+            format!("echo evil >> {path}")
+        }
+        _ => format!("mkdir -p {path} && echo evil > {path}/planted.json"),
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Which {
+    Bubblewrap,
+    Landlock,
+}
+
+/// Runs one `larik -p` in a project where the protected paths are all missing or all
+/// present, under bubblewrap (found on the PATH) or Landlock (where the `bwrap` on the PATH
+/// cannot build a sandbox), with one sandboxed command per protected path. Every path must
+/// be as it was afterwards, nothing left on disk, and each result must say what happened.
+async fn protected_paths_through_larik(which: Which, present: bool) {
+    let harness = Harness::new().await;
+    let root = harness.cwd();
+    let targets: Vec<&str> = if present {
+        std::fs::create_dir_all(root.join(".git/hooks")).expect("mkdir");
+        std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").expect("write");
+        for path in larik_sandbox_paths() {
+            match path {
+                ".git/config" | ".git/config.worktree" | ".git/commondir" | ".mcp.json" => {
+                    std::fs::write(root.join(path), "original\n").expect("write")
+                }
+                _ => {
+                    std::fs::create_dir_all(root.join(path)).expect("mkdir");
+                    std::fs::write(root.join(path).join("kept"), "original\n").expect("write");
+                }
+            }
+        }
+        larik_sandbox_paths().to_vec()
+    } else {
+        vec![".git", ".larik", ".claude", ".mcp.json"]
+    };
+    let before = protected_state(&root);
+    let mut script = turn();
+    for (index, path) in targets.iter().enumerate() {
+        script = script.tool_call(
+            &format!("c{index}"),
+            "bash",
+            json!({"command": attack(path)}),
+        );
+    }
+    harness.server.enqueue(script);
+    harness.server.enqueue(turn().text("done"));
+
+    let broken_bwrap = tempfile::tempdir().expect("temp dir");
+    let mut larik = harness.larik();
+    larik.env_remove("LARIK_SANDBOX");
+    if which == Which::Landlock {
+        let fake = broken_bwrap.path().join("bwrap");
+        std::fs::write(&fake, "#!/bin/sh\nexit 1\n").expect("write");
+        let mut permissions = std::fs::metadata(&fake).expect("meta").permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+        std::fs::set_permissions(&fake, permissions).expect("chmod");
+        let path = format!(
+            "{}:{}",
+            broken_bwrap.path().display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        larik.env("PATH", path);
+    }
+    let output = tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        larik
+            .args(["-p", "try", "--output-format", "json"])
+            .output(),
+    )
+    .await
+    .expect("larik finishes")
+    .expect("larik runs");
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    harness.server.assert_no_violations();
+    assert_eq!(
+        protected_state(&root),
+        before,
+        "{which:?}: a protected path changed or something was left on disk"
+    );
+    let results = &harness.server.requests()[1];
+    for (index, path) in targets.iter().enumerate() {
+        let text = results
+            .tool_result_text(&format!("c{index}"))
+            .expect("every call has a result");
+        match which {
+            Which::Bubblewrap => assert!(
+                text.contains("Read-only file system")
+                    && text.contains("whether they exist or not"),
+                "{which:?} {path}: the model is told the path is read-only: {text}"
+            ),
+            Which::Landlock => assert!(
+                text.contains("Larik put them back") && text.contains(path),
+                "{which:?} {path}: the model is told what was put back: {text}"
+            ),
+        }
+    }
+    if which == Which::Landlock {
+        assert!(
+            stderr(&output).contains("sandbox: bubblewrap (`bwrap`) is not usable here"),
+            "the weaker sandbox is announced: {}",
+            stderr(&output)
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn missing_protected_paths_stay_missing_under_bubblewrap() {
+    protected_paths_through_larik(Which::Bubblewrap, false).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn present_protected_paths_stay_as_they_were_under_bubblewrap() {
+    protected_paths_through_larik(Which::Bubblewrap, true).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn landlock_removes_created_protected_paths_again() {
+    protected_paths_through_larik(Which::Landlock, false).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn landlock_puts_changed_protected_paths_back() {
+    protected_paths_through_larik(Which::Landlock, true).await;
 }

@@ -69,6 +69,29 @@ impl RecordedRequest {
                 .is_some_and(|id| !id.contains(':'))
     }
 
+    /// The text of the tool result answering call `call_id` in an Anthropic Messages
+    /// request (its text blocks joined), if the request carries one.
+    pub fn tool_result_text(&self, call_id: &str) -> Option<String> {
+        let messages = self.body.get("messages")?.as_array()?;
+        let result = messages
+            .iter()
+            .filter_map(|message| message.get("content")?.as_array())
+            .flatten()
+            .find(|block| {
+                block.get("type").and_then(Value::as_str) == Some("tool_result")
+                    && block.get("tool_use_id").and_then(Value::as_str) == Some(call_id)
+            })?;
+        Some(match result.get("content")? {
+            Value::String(text) => text.clone(),
+            Value::Array(parts) => parts
+                .iter()
+                .filter_map(|part| part.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => String::new(),
+        })
+    }
+
     /// The first value of header `name`, compared case-insensitively.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers

@@ -1,5 +1,6 @@
-//! rust-analyzer, only when a working one is on PATH (it is not installable everywhere):
-//! compiler errors arrive by push after `didSave`, pulls come back empty.
+//! rust-analyzer: compiler errors arrive by push after `didSave`, pulls come back empty.
+//! `tests/lsp/setup` installs it (rustup's component); where it cannot be installed,
+//! `tests/run` leaves these tests out by name and says so, and run on their own they fail.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -36,25 +37,25 @@ fn main() {
 
 const MANIFEST: &str = "[package]\nname = \"probe\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
 
-/// The rust-analyzer on PATH, when one runs: a rustup proxy without the component
-/// installed is on PATH but does not run. `tests/lsp/setup` installs it where it can.
-fn working_rust_analyzer() -> Option<PathBuf> {
-    let command = larik_lsp::find_command("rust-analyzer", &kit::path_dirs(), Path::new("/"))?;
+/// The rust-analyzer on PATH; a rustup proxy without the component installed is on PATH
+/// but does not run, which fails the test.
+fn working_rust_analyzer() -> PathBuf {
+    let command = larik_lsp::find_command("rust-analyzer", &kit::path_dirs(), Path::new("/"))
+        .expect("rust-analyzer is on PATH (tests/lsp/setup installs it)");
     let works = std::process::Command::new(&command)
         .arg("--version")
         .output()
         .is_ok_and(|output| output.status.success());
-    if !works {
-        eprintln!("rust-analyzer is not installed here; its tests check nothing");
-    }
-    works.then_some(command)
+    assert!(
+        works,
+        "rust-analyzer does not run: tests/lsp/setup installs it (rustup component add rust-analyzer)"
+    );
+    command
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rust_analyzer_reports_fixes_and_navigates_when_present() {
-    let Some(command) = working_rust_analyzer() else {
-        return;
-    };
+async fn rust_analyzer_reports_fixes_and_navigates() {
+    let command = working_rust_analyzer();
     kit::run(Scenario {
         name: "rust-analyzer",
         command,
@@ -79,10 +80,8 @@ async fn rust_analyzer_reports_fixes_and_navigates_when_present() {
 /// rust-analyzer's fix from the compiler's suggestion is applied as it comes; its assists
 /// come without an edit and are resolved first. Both leave a file that checks clean.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn apply_code_action_uses_rust_analyzers_fixes_and_resolved_assists_when_present() {
-    if working_rust_analyzer().is_none() {
-        return;
-    }
+async fn apply_code_action_uses_rust_analyzers_fixes_and_resolved_assists() {
+    working_rust_analyzer();
     let (_dir, root) = kit::project(&[("Cargo.toml", MANIFEST), ("src/main.rs", BROKEN)]);
     let logs = tempfile::tempdir().expect("log dir");
     let servers = servers(&root, logs.path());
