@@ -237,7 +237,7 @@ async fn protected_paths_through_larik(which: Which, present: bool) {
     let mut script = turn();
     for (index, path) in targets.iter().enumerate() {
         script = script.tool_call(
-            &format!("c{index}"),
+            format!("c{index}"),
             "bash",
             json!({"command": attack(path)}),
         );
