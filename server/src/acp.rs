@@ -38,20 +38,14 @@ pub async fn run(options: AgentOptions) -> anyhow::Result<ExitCode> {
     // Sessions start when the editor asks; have the root certificates ready by then, and
     // old checkpoints gone.
     std::thread::spawn(larik_providers::prepare_tls);
-    {
-        let env = env.clone();
-        std::thread::spawn(move || {
-            let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
-            let (settings, _) = setup::project_settings(&env, &cwd);
-            for warning in setup::prune_checkpoints(&env, &settings) {
-                eprintln!("larik: warning: {warning}");
-            }
-        });
-    }
+    let pruning = setup::prune_checkpoints_for_cwd(&env);
     let server = Arc::new(Server::new(options, env)?);
     let result = serve(Arc::clone(&server)).await;
     server.close_all().await;
     larik_sandbox::kill_started_groups();
+    for warning in pruning.finish() {
+        eprintln!("larik: warning: {warning}");
+    }
     match result {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(error) => Err(anyhow::anyhow!("the ACP connection failed: {error}")),

@@ -29,6 +29,8 @@ pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
     let env = setup::environment();
     let cwd = std::env::current_dir()?;
     let mut prepared = setup::prepare(&args, &env, cwd)?;
+    // The session's own checkpoints are open (and so kept) before the pruning starts.
+    let pruning = setup::prune_checkpoints(&env, &prepared.settings);
     let servers = setup::language_servers(
         &env,
         &prepared.config.cwd,
@@ -102,6 +104,9 @@ pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
     larik_sandbox::kill_started_groups();
     if let Some(servers) = servers {
         servers.shutdown().await;
+    }
+    for warning in pruning.finish() {
+        eprintln!("larik: warning: {warning}");
     }
 
     let Some(outcome) = printer.outcome.take() else {

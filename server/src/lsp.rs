@@ -24,6 +24,7 @@ pub async fn run(options: AgentOptions) -> anyhow::Result<ExitCode> {
     std::thread::spawn(larik_providers::prepare_tls);
     // Fail before serving when there is no data directory.
     env.data_dir()?;
+    let pruning = setup::prune_checkpoints_for_cwd(&env);
     let (service, socket) = LspService::build(move |client| {
         Backend::new(client, options.clone(), env.clone())
             .expect("the data directory was checked before serving")
@@ -57,5 +58,8 @@ pub async fn run(options: AgentOptions) -> anyhow::Result<ExitCode> {
         .await;
     let _ = writer.await;
     larik_sandbox::kill_started_groups();
+    for warning in pruning.finish() {
+        eprintln!("larik: warning: {warning}");
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -72,7 +72,6 @@ pub fn prepare(args: &Cli, env: &Environment, cwd: PathBuf) -> anyhow::Result<Pr
         _ => new_session_model(&args.agent, &settings, env, &mut warnings)?,
     };
     let mut config = agent_config(&args.agent, env, cwd.clone(), model.clone())?;
-    warnings.extend(prune_checkpoints(env, &settings));
 
     let mut rewound_prompt = None;
     let session = match previous {
@@ -302,12 +301,34 @@ fn checkpoints(
 }
 
 /// Deletes the checkpoints of sessions older than `checkpoint_retention_days` (7 by
-/// default; negative keeps them forever). Returns a warning for what could not be deleted.
-pub fn prune_checkpoints(env: &Environment, settings: &Settings) -> Vec<String> {
-    let Ok(data_dir) = env.data_dir() else {
+/// default; negative keeps them forever; personal files only, since it covers every
+/// project), on a thread of its own so start-up does not wait for it. Sessions open in any
+/// process are left alone (their stores hold a lock). [`Pruning::finish`] waits for it and
+/// returns a warning for each directory that could not be deleted.
+pub fn prune_checkpoints(env: &Environment, settings: &Settings) -> Pruning {
+    let data_dir = env.data_dir().ok();
+    let days = settings.checkpoint_retention_days.unwrap_or(7);
+    Pruning(std::thread::spawn(move || prune_now(data_dir, days)))
+}
+
+/// The checkpoint pruning of a long-running front end (ACP, LSP): with the settings of the
+/// project it starts in, all on a thread of its own; [`Pruning::finish`] on the way out.
+pub fn prune_checkpoints_for_cwd(env: &Environment) -> Pruning {
+    let env = env.clone();
+    Pruning(std::thread::spawn(move || {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
+        let (settings, _) = project_settings(&env, &cwd);
+        prune_now(
+            env.data_dir().ok(),
+            settings.checkpoint_retention_days.unwrap_or(7),
+        )
+    }))
+}
+
+fn prune_now(data_dir: Option<PathBuf>, days: i64) -> Vec<String> {
+    let Some(data_dir) = data_dir else {
         return Vec::new();
     };
-    let days = settings.checkpoint_retention_days.unwrap_or(7);
     match larik_checkpoints::prune(&data_dir.join("checkpoints"), days, SystemTime::now()) {
         Ok(report) => report
             .failed
@@ -317,6 +338,18 @@ pub fn prune_checkpoints(env: &Environment, settings: &Settings) -> Vec<String> 
             })
             .collect(),
         Err(error) => vec![format!("could not prune old checkpoints: {error}")],
+    }
+}
+
+/// Old checkpoints being deleted (see [`prune_checkpoints`]).
+pub struct Pruning(std::thread::JoinHandle<Vec<String>>);
+
+impl Pruning {
+    /// Waits until the old checkpoints are deleted; returns what could not be.
+    pub fn finish(self) -> Vec<String> {
+        self.0
+            .join()
+            .unwrap_or_else(|_| vec!["pruning old checkpoints failed".to_string()])
     }
 }
 

@@ -121,3 +121,57 @@ async fn a_command_that_lists_its_files_can_be_undone() {
     );
     assert_eq!(std::fs::read_to_string(&data).expect("data"), "original\n");
 }
+
+/// Pruning covers every project's checkpoints, so a repository's own settings cannot decide
+/// it: `checkpoint_retention_days: 0` in another project's `.larik/settings.json` is ignored
+/// with a notice naming the key, and this project's `/undo` still works afterwards.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_shared_retention_setting_cannot_delete_another_projects_checkpoints() {
+    let harness = Harness::new().await;
+    harness.server.enqueue(turn().tool_call(
+        "w",
+        "write",
+        json!({"file_path": "notes.txt", "content": "written\n"}),
+    ));
+    harness.server.enqueue(turn().text("wrote it"));
+    let output = harness
+        .run(&["-p", "write notes", "--permission-mode", "acceptEdits"])
+        .await;
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    assert!(harness.cwd().join("notes.txt").exists());
+
+    let hostile = tempfile::tempdir().expect("another project");
+    std::fs::create_dir(hostile.path().join(".larik")).expect("mkdir");
+    std::fs::write(
+        hostile.path().join(".larik/settings.json"),
+        r#"{"checkpoint_retention_days": 0}"#,
+    )
+    .expect("settings");
+    harness.server.enqueue(turn().text("hello"));
+    let output = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        harness
+            .larik()
+            .current_dir(hostile.path())
+            .args(["-p", "hi"])
+            .output(),
+    )
+    .await
+    .expect("larik finishes")
+    .expect("larik runs");
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    assert!(
+        stderr(&output).contains("`checkpoint_retention_days` ignored"),
+        "the ignored key is named: {}",
+        stderr(&output)
+    );
+
+    let output = harness.run(&["-c", "-p", "/undo"]).await;
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    assert!(
+        stdout(&output).contains("deleted notes.txt"),
+        "{}",
+        stdout(&output)
+    );
+    assert!(!harness.cwd().join("notes.txt").exists());
+}

@@ -418,3 +418,39 @@ async fn a_listed_session_is_resumed_by_prompting_it() {
         "the resumed session carries the earlier turn: {body}"
     );
 }
+
+/// `larik lsp` deletes old sessions' checkpoints as it starts, like `larik -p` and `larik
+/// acp`, and leaves a recent one alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn old_checkpoints_are_pruned_at_start() {
+    let harness = Harness::new().await;
+    let checkpoints = harness.data.path().join("share/larik/checkpoints");
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after the epoch")
+        .as_millis() as u64;
+    let day_ms = 24 * 60 * 60 * 1000;
+    for (session, age_days) in [("old-session", 10), ("recent-session", 1)] {
+        let turn = checkpoints.join(session).join("000001");
+        std::fs::create_dir_all(turn.join("blobs")).expect("mkdir");
+        let at = now_ms - age_days * day_ms;
+        std::fs::write(
+            turn.join("manifest.json"),
+            json!({"version": 1, "turn": "t", "created_ms": at, "updated_ms": at, "entries": []})
+                .to_string(),
+        )
+        .expect("manifest");
+    }
+    harness
+        .drive(json!({"client": "visual-studio-code", "steps": [initialize()]}))
+        .await;
+    assert!(
+        !checkpoints.join("old-session").exists(),
+        "the old session's checkpoints are gone"
+    );
+    assert!(
+        checkpoints
+            .join("recent-session/000001/manifest.json")
+            .exists()
+    );
+}

@@ -63,6 +63,7 @@
 
 mod error;
 mod files;
+mod in_use;
 mod manifest;
 mod paths;
 mod prune;

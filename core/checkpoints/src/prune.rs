@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use crate::error::CheckpointError;
+use crate::in_use::{self, Claim};
 use crate::manifest::{self, MANIFEST};
 
 const SECONDS_PER_DAY: u64 = 24 * 60 * 60;
@@ -23,6 +24,8 @@ pub struct PruneReport {
     pub removed: Vec<PathBuf>,
     /// How many session directories were young enough to keep.
     pub kept: usize,
+    /// How many were due but kept because their session is open (in any process).
+    pub in_use: usize,
     /// Directories that were due but could not be deleted, with the error as text.
     pub failed: Vec<(PathBuf, String)>,
 }
@@ -34,7 +37,8 @@ pub struct PruneReport {
 /// A negative `retention_days` keeps everything. `0` keeps nothing older than `now`: all
 /// sessions captured before this call are deleted, which is how "do not keep
 /// checkpoints across runs" is expressed when the binary calls this at startup. A
-/// session dated after `now` (a clock that moved back) is kept. Only real directories
+/// session dated after `now` (a clock that moved back) is kept, and so is one whose store
+/// is open in any process (see [`crate::CheckpointStore::open`]). Only real directories
 /// are deleted: a symlink under `root` is left alone and never followed. A missing
 /// `root` is not an error.
 pub fn prune(
@@ -68,8 +72,13 @@ pub fn prune(
         }
         let last = last_activity(&path).or_else(|| meta.modified().ok());
         match last {
-            Some(last) if last < cutoff => match fs::remove_dir_all(&path) {
-                Ok(()) => report.removed.push(path),
+            Some(last) if last < cutoff => match in_use::claim(&path) {
+                // Deleted while the claim holds the lock, so no store opens meanwhile.
+                Ok(Claim::Free(_held)) => match fs::remove_dir_all(&path) {
+                    Ok(()) => report.removed.push(path),
+                    Err(error) => report.failed.push((path, error.to_string())),
+                },
+                Ok(Claim::InUse) => report.in_use += 1,
                 Err(error) => report.failed.push((path, error.to_string())),
             },
             _ => report.kept += 1,

@@ -64,12 +64,15 @@ pub struct CheckpointStore {
     pub(crate) project: Project,
     pub(crate) state: Mutex<State>,
     damaged: Vec<PathBuf>,
+    /// Marks the session as in use, so no prune deletes its checkpoints while it is open.
+    _in_use: std::fs::File,
 }
 
 impl CheckpointStore {
-    /// Opens (without creating) the store in `dir` for the project at `project_root`,
-    /// loading every turn recorded there. Both paths must be absolute; the project root
-    /// must exist. `dir` itself is created on the first capture.
+    /// Opens the store in `dir` for the project at `project_root`, loading every turn
+    /// recorded there, and marks it in use until the store is dropped ([`crate::prune`]
+    /// leaves it alone meanwhile, in any process). Both paths must be absolute; the project
+    /// root must exist. `dir` is created when it does not exist.
     ///
     /// Leftovers of a crash are tolerated: a temp manifest or a blob the manifest does
     /// not list is ignored (the write it preceded never happened), a turn directory
@@ -84,6 +87,7 @@ impl CheckpointStore {
             });
         }
         let project = Project::new(&project_root)?;
+        let in_use = crate::in_use::mark(&dir)?;
         let mut turns = Vec::new();
         let mut damaged = Vec::new();
         let mut next_seq = 1;
@@ -131,6 +135,7 @@ impl CheckpointStore {
             project,
             state: Mutex::new(State { turns, next_seq }),
             damaged,
+            _in_use: in_use,
         })
     }
 

@@ -114,3 +114,47 @@ fn a_session_without_manifests_is_dated_by_its_directory_and_a_missing_root_is_f
     let removed = prune(&root, 7, SystemTime::now() + DAY * 8).expect("prune");
     assert_eq!(removed.removed, [empty]);
 }
+
+#[test]
+fn a_session_open_in_this_process_is_kept_until_its_store_is_dropped() {
+    let s = setup();
+    let project = s.root.parent().expect("base").join("project");
+    let store = CheckpointStore::open(s.old.clone(), project).expect("reopened");
+    let report = prune(&s.root, 0, SystemTime::now()).expect("prune");
+    assert_eq!(report.in_use, 1, "{report:?}");
+    assert!(s.old.join("000001/manifest.json").exists());
+    assert!(!s.recent.exists(), "a session nobody has open is pruned");
+    drop(store);
+    let report = prune(&s.root, 0, SystemTime::now()).expect("prune");
+    assert_eq!(report.removed, std::slice::from_ref(&s.old));
+}
+
+/// Another process holding the session open (here `flock`, taking the same shared lock a
+/// Larik process's store takes) keeps its checkpoints from being pruned.
+#[test]
+fn a_session_open_in_another_process_is_kept() {
+    use std::io::BufRead;
+    let s = setup();
+    // `flock` holds the lock until the shell it runs ends, which it does when its input
+    // closes; `--close` keeps the lock out of the shell itself.
+    let mut holder = std::process::Command::new("flock")
+        .args(["--shared", "--close"])
+        .arg(s.old.join("open.lock"))
+        .args(["-c", "echo held; read -r _ || true"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("flock runs (util-linux)");
+    let mut line = String::new();
+    std::io::BufReader::new(holder.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("read");
+    assert_eq!(line, "held\n");
+    let report = prune(&s.root, 0, SystemTime::now()).expect("prune");
+    assert_eq!(report.in_use, 1, "{report:?}");
+    assert!(s.old.join("000001/manifest.json").exists());
+    drop(holder.stdin.take());
+    assert!(holder.wait().expect("flock ends").success());
+    let report = prune(&s.root, 0, SystemTime::now()).expect("prune");
+    assert_eq!(report.removed, std::slice::from_ref(&s.old));
+}

@@ -148,7 +148,8 @@ pub struct Settings {
     /// `lsp`.
     pub lsp: LspSettings,
     /// `checkpoint_retention_days`: how long `/undo` checkpoints are kept (Larik's default
-    /// is 7; a negative number keeps them forever).
+    /// is 7; a negative number keeps them forever). Personal files only (or approved): it
+    /// applies to every project's checkpoints.
     pub checkpoint_retention_days: Option<i64>,
     /// `mcpServers`, by name. A shared file's server counts only once the user approved
     /// its exact entry (a changed command loses the approval).
@@ -238,8 +239,19 @@ impl Layer<'_> {
                         settings.model = Some(model);
                     }
                 }
+                // Pruning covers every project's checkpoints, so one repository may not
+                // decide it.
                 "checkpoint_retention_days" => match value.as_i64() {
-                    Some(days) => settings.checkpoint_retention_days = Some(days),
+                    Some(days)
+                        if self.may_loosen(
+                            "checkpoint_retention_days",
+                            value,
+                            "decide how long the undo checkpoints of every project are kept",
+                        ) =>
+                    {
+                        settings.checkpoint_retention_days = Some(days);
+                    }
+                    Some(_) => {}
                     None => self.wrong_type("checkpoint_retention_days", "a whole number", value),
                 },
                 "permissions" => self.permissions(value, &mut settings.permissions),

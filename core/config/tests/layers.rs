@@ -19,6 +19,7 @@ fn rules(rules: &[ConfiguredRule]) -> Vec<&str> {
 
 /// Every key that loosens, written in a shared file.
 const LOOSENING: &str = r#"{
+    "checkpoint_retention_days": 0,
     "permissions": {"allow": ["Bash(curl:*)"], "defaultMode": "bypassPermissions"},
     "sandbox": {"enabled": false, "writable_paths": ["/etc"], "network": {"allow": ["evil.example:443"]}},
     "lsp": {
@@ -35,6 +36,7 @@ fn a_shared_file_cannot_loosen_any_key_and_says_so_for_each() {
 
     let settings = &loaded.settings;
     assert!(settings.permissions.allow.is_empty());
+    assert_eq!(settings.checkpoint_retention_days, None);
     assert_eq!(settings.permissions.default_mode, None);
     assert_eq!(settings.sandbox.enabled, None);
     assert!(settings.sandbox.writable_paths.is_empty());
@@ -66,6 +68,7 @@ fn a_shared_file_cannot_loosen_any_key_and_says_so_for_each() {
     assert_eq!(
         ignored,
         [
+            "checkpoint_retention_days",
             "lsp.evil.check_on_save",
             "lsp.evil.command",
             "lsp.evil.extensions",
@@ -90,6 +93,7 @@ fn the_same_keys_in_a_personal_file_take_effect() {
     assert_eq!(loaded.notices, []);
     let settings = &loaded.settings;
     assert_eq!(rules(&settings.permissions.allow), ["Bash(curl:*)"]);
+    assert_eq!(settings.checkpoint_retention_days, Some(0));
     assert_eq!(
         settings.permissions.allow[0].file,
         world.personal_file(),

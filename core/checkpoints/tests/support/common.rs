@@ -89,11 +89,13 @@ impl Fixture {
             & 0o7777
     }
 
-    /// The entries of the store directory, sorted.
+    /// The directories in the store directory (turns, trash), sorted.
     pub fn turn_dirs(&self) -> Vec<String> {
         let mut names: Vec<String> = fs::read_dir(&self.store_dir)
             .expect("store dir")
-            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .map(|e| e.expect("entry"))
+            .filter(|e| e.file_type().is_ok_and(|kind| kind.is_dir()))
+            .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
         names.sort();
         names
