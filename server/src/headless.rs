@@ -285,7 +285,7 @@ impl Printer {
                     _ => "success",
                 };
                 let usage = &outcome.usage;
-                let result = json!({
+                let mut result = json!({
                     "type": "result",
                     "subtype": subtype,
                     "is_error": is_error,
@@ -303,6 +303,10 @@ impl Printer {
                         "cache_creation_input_tokens": usage.cache_write_tokens,
                     },
                 });
+                // `total_cost_usd` covers the priced requests only; say how many were not.
+                if !usage.cost_known() {
+                    result["unpriced_requests"] = json!(usage.unpriced_requests);
+                }
                 self.write_json(&result);
             }
         }

@@ -177,3 +177,51 @@ async fn a_spent_budget_ends_the_run_with_its_own_stop_reason() {
         stderr(&output)
     );
 }
+
+/// A model without a known price (a local Ollama model here): the result says how many
+/// requests went unpriced instead of passing $0 off as the cost, and a budget says at the
+/// start that it cannot count them.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unpriced_model_has_an_unknown_cost_and_the_budget_says_so() {
+    let harness = Harness::new().await;
+    harness
+        .server
+        .set_ollama_model(OllamaModelInfo::new("qwen3-coder:30b", 32_768));
+    harness
+        .server
+        .enqueue(turn().text("local answer").usage(100_000, 10));
+    let host = harness
+        .server
+        .ollama_base_url()
+        .trim_start_matches("http://")
+        .to_string();
+    let output = harness
+        .larik()
+        .env("OLLAMA_HOST", host)
+        .args([
+            "-p",
+            "hello",
+            "--model",
+            "ollama/qwen3-coder:30b",
+            "--max-budget-usd",
+            "0.01",
+            "--output-format",
+            "json",
+        ])
+        .output()
+        .await
+        .expect("larik runs");
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    assert!(
+        stderr(&output).contains(
+            "no price is known for ollama/qwen3-coder:30b, so its requests do not count toward the $0.01 budget"
+        ),
+        "{}",
+        stderr(&output)
+    );
+    let result = last_json_line(&output);
+    assert_eq!(result["stop_reason"], "end_turn");
+    assert_eq!(result["unpriced_requests"], 1);
+    assert_eq!(result["total_cost_usd"], 0.0);
+    assert_eq!(result["usage"]["output_tokens"], 10);
+}

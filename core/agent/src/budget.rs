@@ -57,6 +57,27 @@ impl Budget {
 }
 
 impl Runner {
+    /// Says, when a budget is set and the current model has no known price, that its
+    /// requests cannot count toward the budget: the budget stops the session only once a
+    /// priced model has spent it.
+    pub(crate) fn notice_unpriced_budget(&self) {
+        let Some(budget) = &self.config.budget else {
+            return;
+        };
+        if self.config.models.prices(&self.model_name).is_some() {
+            return;
+        }
+        self.events.emit(larik_protocol::Event::Notice {
+            message: format!(
+                "no price is known for {model}, so its requests do not count toward the \
+                 ${cap:.2} budget (their tokens are still counted); set \
+                 `models.\"{model}\".prices` in a personal configuration file to count them",
+                model = self.model_name,
+                cap = budget.cap_usd()
+            ),
+        });
+    }
+
     /// Why no further request may start, when the budget is spent.
     pub(crate) fn budget_notice(&self) -> Option<String> {
         let budget = self.config.budget.as_ref()?;

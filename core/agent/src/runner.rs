@@ -159,6 +159,7 @@ impl Runner {
             cwd: self.config.cwd.display().to_string(),
             tools: self.config.tools.names(),
         });
+        self.notice_unpriced_budget();
         self.answer_unanswered_calls();
         let mut inbox = Inbox {
             ops,
@@ -220,6 +221,7 @@ impl Runner {
                 self.measured = None;
                 self.model_name = model.clone();
                 self.events.emit(Event::ModelChanged { model });
+                self.notice_unpriced_budget();
             }
             Err(error) => self.events.emit(Event::Error {
                 kind: larik_protocol::event::ErrorKind::ModelSwitch,

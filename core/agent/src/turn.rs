@@ -229,12 +229,17 @@ impl Runner {
     }
 
     /// Prices one request's usage with the registry's prices when it has them (configured
-    /// prices win over the provider's table), adds it to the session total, charges the
-    /// budget, records and reports it, and returns it priced.
+    /// prices win over the provider's table; without any, the request counts as unpriced),
+    /// adds it to the session total, charges the budget, records and reports it, and
+    /// returns it priced.
     pub(crate) fn account_usage(&mut self, usage: &Usage) -> Usage {
         let mut usage = *usage;
-        if let Some(cost) = self.config.models.cost_usd(&self.model_name, &usage) {
-            usage.cost_usd = cost;
+        match self.config.models.cost_usd(&self.model_name, &usage) {
+            Some(cost) => usage.cost_usd = cost,
+            None => {
+                usage.cost_usd = 0.0;
+                usage.unpriced_requests = 1;
+            }
         }
         let usage = &usage;
         self.usage.add(usage);

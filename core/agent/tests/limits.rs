@@ -380,6 +380,81 @@ async fn a_spent_budget_stops_the_turn_before_the_next_request() {
     h.server.assert_no_violations();
 }
 
+/// A model without a known price: its tokens are counted, its cost is unknown (not $0),
+/// the budget says at the start that it cannot count that model's requests, and it stops the
+/// session only once a priced model has spent it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_budget_counts_only_priced_requests_and_says_so_for_an_unpriced_model() {
+    const MYSTERY: &str = "anthropic/claude-mystery";
+    let server = FakeModelServer::start().await;
+    let project = tempfile::tempdir().expect("project");
+    std::fs::write(project.path().join("README.md"), "# Project\n").expect("readme");
+    let data = tempfile::tempdir().expect("data");
+    let cwd = project.path().canonicalize().expect("cwd");
+    let mut config = fake_model::config_for(&server, cwd.clone(), MYSTERY);
+    config.budget = Some(Arc::new(Budget::new(1.0, 0.0)));
+    let mut agent = fake_model::spawn(
+        config,
+        fake_model::new_session(data.path(), cwd, MYSTERY),
+        Vec::new(),
+    );
+
+    // 400 000 input tokens would cost more than the budget at any list price.
+    server.enqueue(
+        turn()
+            .tool_call("c1", "read", json!({ "file_path": "README.md" }))
+            .usage(400_000, 0),
+    );
+    server.enqueue(turn().text("read it").usage(400_000, 0));
+    agent
+        .ops
+        .send(Op::user_text("read the README"))
+        .expect("runs");
+    let (events, stop) = turn_events(&mut agent).await;
+    assert_eq!(stop, StopReason::EndTurn, "{events:#?}");
+    assert_eq!(num_requests(&events), 2);
+    assert!(
+        notices(&events).iter().any(|notice| notice
+            .contains("no price is known for anthropic/claude-mystery, so its requests do not count toward the $1.00 budget")),
+        "{events:#?}"
+    );
+    let total = events
+        .iter()
+        .rev()
+        .find_map(|event| match event {
+            Event::Usage { total, .. } => Some(*total),
+            _ => None,
+        })
+        .expect("usage reported");
+    assert_eq!(total.input_tokens, 800_000, "the tokens are still counted");
+    assert_eq!(total.unpriced_requests, 2);
+    assert!(!total.cost_known());
+    assert!(
+        total.cost_text().starts_with("unknown"),
+        "{}",
+        total.cost_text()
+    );
+
+    // On a priced model the same request spends the budget, and the next is not sent.
+    agent
+        .ops
+        .send(Op::SetModel {
+            model: CLAUDE.to_string(),
+        })
+        .expect("runs");
+    server.enqueue(
+        turn()
+            .tool_call("c2", "read", json!({ "file_path": "README.md" }))
+            .usage(400_000, 0),
+    );
+    agent.ops.send(Op::user_text("again")).expect("runs");
+    let (events, stop) = turn_events(&mut agent).await;
+    assert_eq!(stop, StopReason::BudgetExceeded, "{events:#?}");
+    assert_eq!(num_requests(&events), 1);
+    assert_eq!(server.requests().len(), 3);
+    server.assert_no_violations();
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn ollamas_loaded_window_sizes_compaction_and_its_limits_are_said_once() {
     let server = FakeModelServer::start().await;

@@ -15,9 +15,17 @@ pub struct Usage {
     /// Input tokens written to the prompt cache.
     #[serde(default)]
     pub cache_write_tokens: u64,
-    /// Cost in US dollars, when the model's prices are known.
+    /// Cost in US dollars of the requests whose model's prices are known.
     #[serde(default)]
     pub cost_usd: f64,
+    /// How many of the requests counted here went to a model whose prices are not known:
+    /// their tokens are counted, their cost is not (so the cost is unknown).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unpriced_requests: u64,
+}
+
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 impl Usage {
@@ -28,6 +36,29 @@ impl Usage {
         self.cache_read_tokens += other.cache_read_tokens;
         self.cache_write_tokens += other.cache_write_tokens;
         self.cost_usd += other.cost_usd;
+        self.unpriced_requests += other.unpriced_requests;
+    }
+
+    /// Whether the cost is known: every request counted went to a model with known prices.
+    pub fn cost_known(&self) -> bool {
+        self.unpriced_requests == 0
+    }
+
+    /// The cost for people: `$0.0123`, or `unknown` with how many requests had no price
+    /// (and what the others cost, when some had one).
+    pub fn cost_text(&self) -> String {
+        match self.unpriced_requests {
+            0 => format!("${:.4}", self.cost_usd),
+            unpriced if self.cost_usd > 0.0 => format!(
+                "unknown (${:.4}, plus {unpriced} request{} to a model without a known price)",
+                self.cost_usd,
+                if unpriced == 1 { "" } else { "s" }
+            ),
+            unpriced => format!(
+                "unknown ({unpriced} request{} to a model without a known price)",
+                if unpriced == 1 { "" } else { "s" }
+            ),
+        }
     }
 
     /// Every input token, cached or not.

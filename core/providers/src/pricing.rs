@@ -34,7 +34,7 @@ mod tests {
             output_tokens: output,
             cache_read_tokens: read,
             cache_write_tokens: write,
-            cost_usd: 0.0,
+            ..Usage::default()
         }
     }
 

@@ -262,7 +262,7 @@ mod tests {
             output_tokens: 1_000_000,
             cache_read_tokens: 1_000_000,
             cache_write_tokens: 0,
-            cost_usd: 0.0,
+            ..Usage::default()
         };
         let cost = registry
             .cost_usd("ollama/qwen3-coder:30b", &usage)

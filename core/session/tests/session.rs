@@ -26,6 +26,7 @@ fn usage(input: u64, output: u64) -> Usage {
         cache_read_tokens: 1,
         cache_write_tokens: 2,
         cost_usd: 0.25,
+        unpriced_requests: 0,
     }
 }
 

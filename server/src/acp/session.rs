@@ -404,12 +404,12 @@ impl SessionTask {
             LocalReply::Cost => {
                 let mut text = format!(
                     "This session so far: {} input tokens ({} read from cache, {} written to \
-                     cache), {} output tokens, ${:.4}.",
+                     cache), {} output tokens, cost {}.",
                     self.usage.input_tokens,
                     self.usage.cache_read_tokens,
                     self.usage.cache_write_tokens,
                     self.usage.output_tokens,
-                    self.usage.cost_usd
+                    self.usage.cost_text()
                 );
                 if let Some(budget) = &self.budget {
                     text.push_str(&format!(

@@ -101,7 +101,13 @@ pub fn usage_update(
         .or_else(|| larik_providers::context_window(model))
         .unwrap_or(0)
         .max(used);
-    UsageUpdate::new(used, size).cost(Cost::new(total.cost_usd, "USD"))
+    let update = UsageUpdate::new(used, size);
+    // A cost that leaves out requests nobody can price would read as the whole cost.
+    if total.cost_known() {
+        update.cost(Cost::new(total.cost_usd, "USD"))
+    } else {
+        update
+    }
 }
 
 /// A text item of a tool call's content.
@@ -317,6 +323,7 @@ mod tests {
             cache_read_tokens: 1000,
             cache_write_tokens: 5,
             cost_usd: 0.01,
+            unpriced_requests: 0,
         };
         let total = Usage {
             cost_usd: 0.25,
@@ -337,6 +344,14 @@ mod tests {
                 .expect("serializes");
         assert_eq!(loaded["size"], 32_768);
         assert_eq!(value["cost"], json!({"amount": 0.25, "currency": "USD"}));
+        // A cost that leaves out unpriced requests is not offered as the cost.
+        let unknown = Usage {
+            unpriced_requests: 1,
+            ..total
+        };
+        let value = serde_json::to_value(usage_update("x/y", &request, &unknown, None))
+            .expect("serializes");
+        assert!(value["cost"].is_null(), "{value}");
     }
 
     #[test]

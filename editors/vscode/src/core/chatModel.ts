@@ -73,6 +73,8 @@ export interface Transcript {
   cwd: string | undefined;
   /** The session's cost so far, from the latest `usage` event. */
   costUsd: number | undefined;
+  /** Whether some request went to a model without a known price (the cost is unknown). */
+  costUnknown: boolean;
 }
 
 /** How a `larik/prompt` request ended, for `ChatModel.endPrompt`. */
@@ -88,6 +90,7 @@ function emptyTranscript(sessionId: string): Transcript {
     model: undefined,
     cwd: undefined,
     costUsd: undefined,
+    costUnknown: false,
   };
 }
 
@@ -279,6 +282,7 @@ export function applyToTranscript(transcript: Transcript, event: AgentEvent): vo
       const total = event["total"];
       if (isObject(total)) {
         transcript.costUsd = numberField(total, "cost_usd") ?? transcript.costUsd;
+        transcript.costUnknown = (numberField(total, "unpriced_requests") ?? 0) > 0;
       }
       return;
     }

@@ -80,7 +80,9 @@ export function renderStatus(transcript: Transcript): string {
   if (transcript.model !== undefined) {
     parts.push(transcript.model);
   }
-  if (transcript.costUsd !== undefined) {
+  if (transcript.costUnknown) {
+    parts.push("cost unknown");
+  } else if (transcript.costUsd !== undefined) {
     parts.push(`$${transcript.costUsd.toFixed(4)}`);
   }
   if (isBusy(transcript)) {

@@ -71,6 +71,9 @@ test("the view state carries session, status and busy", () => {
   const done = viewState(model.current);
   assert.equal(done.busy, false);
   assert.match(done.html, /Cancelled\./);
+  // A request to a model without a known price makes the cost unknown.
+  model.applyEvent("s1", { type: "usage", total: { cost_usd: 0.5, unpriced_requests: 1 } });
+  assert.equal(viewState(model.current).status, "mode default · fake/m · cost unknown");
 });
 
 test("only well-formed webview messages are accepted", () => {
