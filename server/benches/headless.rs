@@ -1,15 +1,19 @@
-//! Benchmark of `larik -p`: the release binary against the fake model server.
+//! Benchmark of `larik -p`: the release binary against the fake model server, in the default
+//! configuration (the command sandbox on: bubblewrap when it is installed).
 //!
 //! Measures `larik --version` and the three-step scenario (read README.md, run
-//! `echo hello`, answer `done`) as whole processes: wall time per run, CPU time (user +
-//! system, from the kernel's accounting of waited-for children) and peak resident memory.
-//! Run with `cargo bench -p larik-server --bench headless`; results go to stdout in the
-//! table format used by docs/benchmarks.md.
+//! `echo hello`, answer `done`) as whole processes: wall time per run, its parts (spawn →
+//! the first model request arriving at the fake server, each gap between one request's
+//! arrival and the next one's — the answer streamed, the tool run, the next request sent —
+//! and the last request → exit), CPU time (user + system, from the kernel's accounting of
+//! waited-for children) and peak resident memory. Run with `cargo bench -p larik-server
+//! --bench headless`; results go to stdout in the table format used by docs/benchmarks.md,
+//! then one line per target saying whether it was met.
 
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use larik_testkit::bench::{Samples, at_most, ms, within};
 use larik_testkit::{FakeModelServer, three_step_scenario};
 
 const VERSION_RUNS: usize = 200;
@@ -37,45 +41,6 @@ fn child_usage() -> ChildUsage {
     }
 }
 
-struct Stats {
-    samples: Vec<Duration>,
-}
-
-impl Stats {
-    fn ms(duration: Duration) -> f64 {
-        duration.as_secs_f64() * 1000.0
-    }
-    fn median(&self) -> f64 {
-        let mut sorted = self.samples.clone();
-        sorted.sort();
-        Self::ms(sorted[sorted.len() / 2])
-    }
-    fn p95(&self) -> f64 {
-        let mut sorted = self.samples.clone();
-        sorted.sort();
-        Self::ms(sorted[(sorted.len() * 95 / 100).min(sorted.len() - 1)])
-    }
-    fn mean(&self) -> f64 {
-        Self::ms(self.samples.iter().sum::<Duration>()) / self.samples.len() as f64
-    }
-}
-
-fn larik(project: &Path, data: &Path, base_url: &str) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_larik"));
-    command
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", data)
-        .env("XDG_DATA_HOME", data)
-        .env("ANTHROPIC_API_KEY", "bench-key")
-        .env("ANTHROPIC_BASE_URL", base_url)
-        .current_dir(project)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    command
-}
-
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -90,12 +55,17 @@ fn main() {
         "# Bench\nA small project.\n",
     )
     .expect("README");
+    let sandbox = if std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .any(|dir| dir.join("bwrap").is_file())
+    {
+        "bubblewrap"
+    } else {
+        "no bubblewrap on PATH (Landlock or none)"
+    };
 
     // larik --version
     let before = child_usage();
-    let mut version = Stats {
-        samples: Vec::new(),
-    };
+    let mut version = Samples::new();
     for _ in 0..VERSION_RUNS {
         let started = Instant::now();
         let status = Command::new(env!("CARGO_BIN_EXE_larik"))
@@ -103,64 +73,97 @@ fn main() {
             .stdout(Stdio::null())
             .status()
             .expect("larik runs");
-        version.samples.push(started.elapsed());
+        version.push(started.elapsed());
         assert!(status.success());
     }
     let after = child_usage();
     let version_cpu = (after.cpu - before.cpu) / VERSION_RUNS as u32;
 
     // The three-step scenario.
-    let mut wall = Stats {
-        samples: Vec::new(),
-    };
+    let mut wall = Samples::new();
+    let mut first_request = Samples::new();
+    let mut gaps = Samples::new();
+    let mut tail = Samples::new();
     let before = child_usage();
     for _ in 0..SCENARIO_RUNS {
         for reply in three_step_scenario() {
             server.enqueue(reply);
         }
+        let seen = server.requests().len();
         let started = Instant::now();
-        let output = larik(project.path(), data.path(), &server.anthropic_base_url())
+        let output = Command::new(env!("CARGO_BIN_EXE_larik"))
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", data.path())
+            .env("XDG_DATA_HOME", data.path())
+            .env("ANTHROPIC_API_KEY", "bench-key")
+            .env("ANTHROPIC_BASE_URL", server.anthropic_base_url())
+            .current_dir(project.path())
+            .stdin(Stdio::null())
             .args(["-p", "look around", "--allowedTools", "Bash(echo:*)"])
             .output()
             .expect("larik runs");
-        wall.samples.push(started.elapsed());
+        let ended = Instant::now();
+        wall.push(ended - started);
         assert!(
             output.status.success() && output.stdout == b"done\n",
             "scenario failed: {}",
             String::from_utf8_lossy(&output.stderr)
         );
+        let requests = server.requests()[seen..].to_vec();
+        assert_eq!(requests.len(), 3, "three model requests per run");
+        first_request.push(requests[0].received - started);
+        for pair in requests.windows(2) {
+            gaps.push(pair[1].received - pair[0].received);
+        }
+        tail.push(ended - requests[2].received);
     }
     let after = child_usage();
-    // The children include one `bash -c "echo hello"` per run; its CPU is part of the
-    // scenario, as it would be for any agent.
+    // The children include one `bash -c "echo hello"` per run (inside the sandbox); its CPU
+    // is part of the scenario, as it would be for any agent.
     let scenario_cpu = (after.cpu - before.cpu) / SCENARIO_RUNS as u32;
+    let peak_mb = after.max_rss_kib as f64 / 1024.0;
     server.assert_no_violations();
 
+    println!("Sandbox: {sandbox}.");
     println!("| measurement | runs | median | mean | p95 |");
     println!("|---|---|---|---|---|");
+    let row = |name: &str, samples: &Samples| {
+        println!(
+            "| {name} | {} | {} | {} | {} |",
+            samples.len(),
+            ms(samples.median()),
+            ms(samples.mean()),
+            ms(samples.p95())
+        );
+    };
+    row("`larik --version` wall", &version);
     println!(
-        "| `larik --version` wall | {VERSION_RUNS} | {:.2} ms | {:.2} ms | {:.2} ms |",
-        version.median(),
-        version.mean(),
-        version.p95()
+        "| `larik --version` CPU (mean) | {VERSION_RUNS} | | {} | |",
+        ms(version_cpu)
+    );
+    row("three-step scenario wall", &wall);
+    row("— spawn → first model request", &first_request);
+    row(
+        "— one request → the next (answer, tool, next request)",
+        &gaps,
+    );
+    row("— last request → exit", &tail);
+    println!(
+        "| three-step scenario CPU (mean, user + system) | {SCENARIO_RUNS} | | {} | |",
+        ms(scenario_cpu)
     );
     println!(
-        "| `larik --version` CPU (mean) | {VERSION_RUNS} | | {:.2} ms | |",
-        Stats::ms(version_cpu)
+        "| peak resident memory (largest of all runs) | {} | | {peak_mb:.1} MB | |",
+        VERSION_RUNS + SCENARIO_RUNS
     );
-    println!(
-        "| three-step scenario wall | {SCENARIO_RUNS} | {:.1} ms | {:.1} ms | {:.1} ms |",
-        wall.median(),
-        wall.mean(),
-        wall.p95()
+    within("`larik --version` wall (median)", version.median(), 3.0);
+    within(
+        "spawn → first model request (median)",
+        first_request.median(),
+        5.0,
     );
-    println!(
-        "| three-step scenario CPU (mean, user + system) | {SCENARIO_RUNS} | | {:.1} ms | |",
-        Stats::ms(scenario_cpu)
-    );
-    println!(
-        "| peak resident memory (largest of all runs) | {} | | {:.1} MB | |",
-        VERSION_RUNS + SCENARIO_RUNS,
-        after.max_rss_kib as f64 / 1024.0
-    );
+    within("three-step scenario wall (median)", wall.median(), 15.0);
+    within("three-step scenario CPU (mean)", scenario_cpu, 40.0);
+    at_most("peak resident memory", peak_mb, 20.0, "MB");
 }

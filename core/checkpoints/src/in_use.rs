@@ -1,5 +1,5 @@
-//! The mark that a session's checkpoints are in use: every open store holds a shared lock
-//! on `<dir>/open.lock`, and [`crate::prune`] deletes a session's checkpoints only when it
+//! The mark that a session's checkpoints are in use: every open store of a session with
+//! checkpoints on disk holds a shared lock on `<dir>/open.lock`, and [`crate::prune`] deletes a session's checkpoints only when it
 //! can take that lock exclusively, so it never deletes those of a session still open in any
 //! process (this one included). A lock taken on a file that was deleted meanwhile does not
 //! count: both sides check that the path still names the file they locked.

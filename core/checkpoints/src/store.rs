@@ -51,6 +51,9 @@ pub(crate) struct State {
     /// Oldest first.
     pub turns: Vec<Turn>,
     pub next_seq: u64,
+    /// Marks the session as in use once it has checkpoints on disk, so no prune deletes
+    /// them while the store is open.
+    pub in_use: Option<std::fs::File>,
 }
 
 /// The checkpoints of one session, on disk under one directory. See the crate docs for
@@ -64,15 +67,14 @@ pub struct CheckpointStore {
     pub(crate) project: Project,
     pub(crate) state: Mutex<State>,
     damaged: Vec<PathBuf>,
-    /// Marks the session as in use, so no prune deletes its checkpoints while it is open.
-    _in_use: std::fs::File,
 }
 
 impl CheckpointStore {
     /// Opens the store in `dir` for the project at `project_root`, loading every turn
-    /// recorded there, and marks it in use until the store is dropped ([`crate::prune`]
-    /// leaves it alone meanwhile, in any process). Both paths must be absolute; the project
-    /// root must exist. `dir` is created when it does not exist.
+    /// recorded there. From the moment the session has checkpoints on disk (at open, or at
+    /// its first capture) the store marks it in use until it is dropped, and
+    /// [`crate::prune`] leaves it alone meanwhile, in any process. Both paths must be
+    /// absolute; the project root must exist. `dir` is created at the first capture.
     ///
     /// Leftovers of a crash are tolerated: a temp manifest or a blob the manifest does
     /// not list is ignored (the write it preceded never happened), a turn directory
@@ -87,7 +89,12 @@ impl CheckpointStore {
             });
         }
         let project = Project::new(&project_root)?;
-        let in_use = crate::in_use::mark(&dir)?;
+        // Marked before the turns are read, so a prune cannot delete them meanwhile.
+        let in_use = if dir.is_dir() {
+            Some(crate::in_use::mark(&dir)?)
+        } else {
+            None
+        };
         let mut turns = Vec::new();
         let mut damaged = Vec::new();
         let mut next_seq = 1;
@@ -133,9 +140,12 @@ impl CheckpointStore {
         Ok(CheckpointStore {
             dir,
             project,
-            state: Mutex::new(State { turns, next_seq }),
+            state: Mutex::new(State {
+                turns,
+                next_seq,
+                in_use,
+            }),
             damaged,
-            _in_use: in_use,
         })
     }
 
@@ -177,6 +187,9 @@ impl CheckpointStore {
             })?
             .to_string();
         let mut state = self.lock();
+        if state.in_use.is_none() {
+            state.in_use = Some(crate::in_use::mark(&self.dir)?);
+        }
         let existing = state.turns.iter().rposition(|t| t.manifest.turn == turn);
         if let Some(index) = existing
             && state.turns[index]

@@ -43,7 +43,7 @@ impl AnthropicClient {
             model: model.into(),
             url: format!("{base}/v1/messages"),
             api_key,
-            http: build_client(PROVIDER)?,
+            http: build_client(PROVIDER, &base)?,
         })
     }
 }

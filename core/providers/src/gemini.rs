@@ -92,7 +92,7 @@ impl GeminiClient {
             info_url: format!("{base}/v1beta/models/{model}"),
             model,
             api_key,
-            http: build_client(PROVIDER)?,
+            http: build_client(PROVIDER, &base)?,
             described: Arc::default(),
         })
     }

@@ -39,18 +39,32 @@ pub(crate) fn optional_bearer(
     }
 }
 
-/// Builds the HTTP client of one provider client.
+/// Builds the HTTP client of one provider client, for requests to `base_url`.
 ///
 /// Each client gets its own connection pool (a pool must not outlive the runtime its
 /// connections run on), but all share one TLS configuration: building it loads and parses
-/// the system's root certificates, which costs milliseconds every time.
-pub(crate) fn build_client(provider: &str) -> Result<reqwest::Client, ProviderError> {
+/// the system's root certificates, which costs milliseconds every time. A plain `http://`
+/// endpoint (a local server) needs no certificates, so its client never loads them, and it
+/// follows no redirects (one to `https://` would need them).
+pub(crate) fn build_client(
+    provider: &str,
+    base_url: &str,
+) -> Result<reqwest::Client, ProviderError> {
     let failed = |message: String| ProviderError::Connection {
         provider: provider.to_string(),
         message: format!("cannot build the HTTP client: {message}"),
     };
-    reqwest::Client::builder()
-        .tls_backend_preconfigured(shared_tls().map_err(failed)?)
+    let plain = base_url
+        .get(..7)
+        .is_some_and(|scheme| scheme.eq_ignore_ascii_case("http://"));
+    let builder = if plain {
+        reqwest::Client::builder()
+            .tls_backend_preconfigured(plain_tls().map_err(failed)?)
+            .redirect(reqwest::redirect::Policy::none())
+    } else {
+        reqwest::Client::builder().tls_backend_preconfigured(shared_tls().map_err(failed)?)
+    };
+    builder
         .connect_timeout(Duration::from_secs(30))
         // A stream that sends nothing for this long is dead; the retry layer starts over.
         .read_timeout(Duration::from_secs(300))
@@ -79,6 +93,23 @@ fn build_tls() -> Result<rustls::ClientConfig, String> {
         .with_no_client_auth();
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(config)
+}
+
+/// The TLS configuration of clients for plain `http://` endpoints, which never use it: no
+/// root certificates at all, so nothing is loaded (a TLS connection would fail to verify).
+fn plain_tls() -> Result<rustls::ClientConfig, String> {
+    static PLAIN: std::sync::OnceLock<Result<rustls::ClientConfig, String>> =
+        std::sync::OnceLock::new();
+    PLAIN
+        .get_or_init(|| {
+            let provider = std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+            Ok(rustls::ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .map_err(|err| err.to_string())?
+                .with_root_certificates(rustls::RootCertStore::empty())
+                .with_no_client_auth())
+        })
+        .clone()
 }
 
 /// Loads the root certificates now, so the first session a front end starts later does not
@@ -391,8 +422,8 @@ mod tests {
 
     #[test]
     fn clients_share_one_tls_configuration_offering_http2() {
-        assert!(build_client("anthropic").is_ok());
-        assert!(build_client("openai").is_ok());
+        assert!(build_client("anthropic", "https://api.anthropic.com").is_ok());
+        assert!(build_client("openai", "http://127.0.0.1:8080/v1").is_ok());
         let config = shared_tls().expect("the platform's roots load");
         assert_eq!(
             config.alpn_protocols,

@@ -72,11 +72,12 @@ impl OllamaClient {
         let base = normalize_host(endpoint.base_url.as_deref().unwrap_or(""))
             .map_err(|message| bad(format!("OLLAMA_HOST: {message}")))?;
         let authorization = optional_bearer(PROVIDER, endpoint.api_key.as_deref())?;
+        let http = build_client(PROVIDER, &base)?;
         Ok(OllamaClient {
             model: model.into(),
             base,
             authorization,
-            http: build_client(PROVIDER)?,
+            http,
             context_length: None,
             learned: Arc::new(Learned::default()),
         })

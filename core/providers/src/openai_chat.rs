@@ -84,7 +84,7 @@ impl OpenAiChatClient {
             model: model.into(),
             url: format!("{base}/chat/completions"),
             authorization,
-            http: build_client(provider)?,
+            http: build_client(provider, &base)?,
         })
     }
 }

@@ -42,7 +42,7 @@ impl OpenAiResponsesClient {
             model: model.into(),
             url: format!("{base}/responses"),
             authorization,
-            http: build_client(PROVIDER)?,
+            http: build_client(PROVIDER, &base)?,
         })
     }
 }

@@ -12,6 +12,7 @@
 //! real client code is what runs.
 
 mod anthropic;
+pub mod bench;
 mod checks;
 mod gemini;
 mod ollama;
