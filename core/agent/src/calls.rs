@@ -108,6 +108,8 @@ impl Runner {
                 }
             }))
             .await;
+            // A sandbox's first command settles which sandbox there is.
+            self.tell_sandbox_notices();
             for ((index, _), block) in runnable.into_iter().zip(finished) {
                 results[index] = Some(block);
             }
@@ -121,6 +123,16 @@ impl Runner {
                 block.unwrap_or_else(|| finish(&self.events, call, cancelled_output()))
             })
             .collect()
+    }
+
+    /// What the user should know about the command sandbox (a weaker one than usual, none
+    /// at all), said once, as soon as it is known.
+    fn tell_sandbox_notices(&self) {
+        for notice in self.config.sandbox.take_notices() {
+            self.events.emit(Event::Notice {
+                message: format!("sandbox: {notice}"),
+            });
+        }
     }
 
     fn announce(&self, call: &Call<'_>, ctx: &ToolContext) {
@@ -188,13 +200,7 @@ impl Runner {
             cwd: &self.config.cwd,
             sandboxed: tool.sandboxed(call.input, ctx),
         };
-        // Asking whether a call is sandboxed settles which sandbox there is; what the user
-        // should know about it (a weaker one, none at all) is said once, now.
-        for notice in self.config.sandbox.take_notices() {
-            self.events.emit(Event::Notice {
-                message: format!("sandbox: {notice}"),
-            });
-        }
+        self.tell_sandbox_notices();
         let decision = self
             .shared
             .policy

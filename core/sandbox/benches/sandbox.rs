@@ -69,7 +69,7 @@ async fn measure(sandbox: &Sandbox, root: &Path) -> Vec<Duration> {
         let child = command.spawn().expect("echo starts");
         drop(command);
         if let Some(pid) = child.id() {
-            guard.started(pid);
+            assert!(guard.started(pid).await, "the sandbox was built");
         }
         let output = child.wait_with_output().await.expect("echo runs");
         assert_eq!(guard.finish().await, Vec::new());

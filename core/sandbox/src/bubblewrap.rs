@@ -13,6 +13,7 @@ use std::sync::Mutex;
 
 use tokio::process::Command;
 
+use crate::SandboxError;
 use crate::command::CommandGuard;
 use crate::guard::Snapshot;
 use crate::placeholder;
@@ -20,13 +21,17 @@ use crate::policy::{Network, Policy};
 use crate::protected::{Standing, protected_set};
 
 /// The `bwrap` command that runs `shell -c script` in `cwd` under `policy`, and its guard.
+/// With `trial` (the sandbox whose bubblewrap is not yet known to work here), the command
+/// first writes a byte to a pipe from inside the sandbox, so its guard can tell whether
+/// bubblewrap built the sandbox before anything of the script ran.
 pub(crate) fn command(
     bwrap: &Path,
     policy: &Policy,
     shell: &str,
     script: &str,
     cwd: &Path,
-) -> (Command, CommandGuard) {
+    trial: Option<crate::Sandbox>,
+) -> Result<(Command, CommandGuard), SandboxError> {
     let mut command = Command::new(bwrap);
     command.args([
         "--die-with-parent",
@@ -79,22 +84,69 @@ pub(crate) fn command(
     }
     let snapshot = (!unpinned.is_empty())
         .then(|| Snapshot::of(&policy.project_root, unpinned.iter().map(PathBuf::as_path)));
-    command
-        .arg("--chdir")
-        .arg(cwd)
-        .arg("--")
-        .arg(shell)
-        .arg("-c")
-        .arg(script);
-    (command, CommandGuard::mounted(placeholders, snapshot))
+    command.arg("--chdir").arg(cwd).arg("--");
+    let mut guard = CommandGuard::mounted(placeholders, snapshot);
+    match trial {
+        None => {
+            command.arg(shell).arg("-c").arg(script);
+        }
+        Some(sandbox) => {
+            let (marker, signal) = std::io::pipe().map_err(|source| SandboxError::Spawn {
+                program: bwrap.display().to_string(),
+                source,
+            })?;
+            pass_as_fd_3(&mut command, signal);
+            command.args([
+                "/bin/sh",
+                "-c",
+                "printf . >&3 && exec 3>&- && exec \"$0\" -c \"$1\"",
+                shell,
+                script,
+            ]);
+            guard.on_trial(sandbox, bwrap.to_path_buf(), marker);
+        }
+    }
+    Ok((command, guard))
 }
 
-/// Which `bwrap` programs were checked, and whether each can build a sandbox here.
-static CHECKED: Mutex<Vec<(PathBuf, bool)>> = Mutex::new(Vec::new());
+/// Makes the child's file descriptor 3 the write end of the trial pipe (and nothing else
+/// of it: the write end itself closes on exec, and in this process when `command` drops).
+fn pass_as_fd_3(command: &mut Command, signal: std::io::PipeWriter) {
+    let signal = std::os::fd::OwnedFd::from(signal);
+    let raw = std::os::fd::AsRawFd::as_raw_fd(&signal);
+    let pass = move || -> std::io::Result<()> {
+        // Owned by the closure, so it lives until the command is dropped.
+        let _ = &signal;
+        // SAFETY: dup2 and fcntl only change the child's descriptor table, between fork and
+        // exec.
+        #[allow(unsafe_code)]
+        let result = unsafe {
+            if raw == 3 {
+                libc::fcntl(3, libc::F_SETFD, 0)
+            } else {
+                libc::dup2(raw, 3)
+            }
+        };
+        if result < 0 {
+            Err(std::io::Error::last_os_error())
+        } else {
+            Ok(())
+        }
+    };
+    // SAFETY: the closure runs in the child between fork and exec and only makes the system
+    // calls above.
+    #[allow(unsafe_code)]
+    unsafe {
+        command.pre_exec(pass);
+    }
+}
 
-/// Whether `bwrap` is known to work, without checking (`None`: not checked yet).
-pub(crate) fn checked(bwrap: &Path) -> Option<bool> {
-    CHECKED
+/// Which `bwrap` programs were tried in this process, and whether each built a sandbox.
+static TRIED: Mutex<Vec<(PathBuf, bool)>> = Mutex::new(Vec::new());
+
+/// Whether `bwrap` is known to build a sandbox here (`None`: not tried yet).
+pub(crate) fn known(bwrap: &Path) -> Option<bool> {
+    TRIED
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .iter()
@@ -102,40 +154,13 @@ pub(crate) fn checked(bwrap: &Path) -> Option<bool> {
         .map(|(_, works)| *works)
 }
 
-/// Whether `bwrap` can build a sandbox here (user namespaces may be disabled): runs
-/// `true` inside the same kind of sandbox a command gets, once per process and program; a
-/// caller arriving while the check runs waits for it.
-pub(crate) fn works(bwrap: &Path) -> bool {
-    let mut checked = CHECKED
+/// Records what a trial command found out about `bwrap` (user namespaces may be disabled
+/// here, or bubblewrap refused otherwise).
+pub(crate) fn record(bwrap: &Path, works: bool) {
+    let mut tried = TRIED
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some((_, works)) = checked.iter().find(|(path, _)| path == bwrap) {
-        return *works;
+    if !tried.iter().any(|(path, _)| path == bwrap) {
+        tried.push((bwrap.to_path_buf(), works));
     }
-    let works = probe(bwrap);
-    checked.push((bwrap.to_path_buf(), works));
-    works
-}
-
-fn probe(bwrap: &Path) -> bool {
-    std::process::Command::new(bwrap)
-        .args([
-            "--die-with-parent",
-            "--unshare-pid",
-            "--unshare-net",
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev",
-            "/dev",
-            "--proc",
-            "/proc",
-            "--",
-            "true",
-        ])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success())
 }

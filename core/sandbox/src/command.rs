@@ -38,8 +38,19 @@ pub struct CommandGuard {
     wait_for_group: bool,
     placeholders: Vec<Placeholder>,
     snapshot: Option<Snapshot>,
+    /// The first bubblewrap command of a sandbox whose bubblewrap is not yet known to work.
+    trial: Option<Trial>,
     pid: Option<u32>,
     done: bool,
+}
+
+/// What tells whether bubblewrap built a command's sandbox: the read end of a pipe the
+/// command writes one byte to from inside it, before the script runs.
+#[derive(Debug)]
+struct Trial {
+    sandbox: crate::Sandbox,
+    bwrap: std::path::PathBuf,
+    marker: std::io::PipeReader,
 }
 
 impl CommandGuard {
@@ -50,6 +61,7 @@ impl CommandGuard {
             wait_for_group: false,
             placeholders: Vec::new(),
             snapshot: None,
+            trial: None,
             pid: None,
             done: false,
         }
@@ -64,6 +76,7 @@ impl CommandGuard {
             wait_for_group: false,
             placeholders,
             snapshot: snapshot.filter(|snapshot| !snapshot.is_empty()),
+            trial: None,
             pid: None,
             done: false,
         }
@@ -77,16 +90,58 @@ impl CommandGuard {
             wait_for_group: true,
             placeholders: Vec::new(),
             snapshot: Some(Snapshot::of_all(root, &protected_set(root))),
+            trial: None,
             pid: None,
             done: false,
         }
     }
 
+    /// Makes this the trial of `sandbox`'s bubblewrap (`bwrap`): `marker` gets a byte once
+    /// the command runs inside the sandbox.
+    pub(crate) fn on_trial(
+        &mut self,
+        sandbox: crate::Sandbox,
+        bwrap: std::path::PathBuf,
+        marker: std::io::PipeReader,
+    ) {
+        self.trial = Some(Trial {
+            sandbox,
+            bwrap,
+            marker,
+        });
+    }
+
     /// Records the started command's process id (its process group), so what it leaves
-    /// behind can be stopped, or killed when Larik exits.
-    pub fn started(&mut self, pid: u32) {
+    /// behind can be stopped, or killed when Larik exits. Call it once the command is
+    /// spawned and the `Command` dropped (it holds the write end of the trial pipe).
+    ///
+    /// Returns false when the command was its sandbox's first under a bubblewrap not yet
+    /// known to work, and bubblewrap could not build the sandbox: nothing of the script ran,
+    /// the sandbox has switched to the next best kind, and the caller should wait for the
+    /// process, drop this guard and build the command again with
+    /// [`crate::Sandbox::shell_command`] (or, when the sandbox is no longer enforcing, not
+    /// run it sandboxed at all).
+    pub async fn started(&mut self, pid: u32) -> bool {
         note_started_group(pid);
         self.pid = Some(pid);
+        let Some(trial) = self.trial.take() else {
+            return true;
+        };
+        let works = match tokio::net::unix::pipe::Receiver::from_owned_fd(
+            std::os::fd::OwnedFd::from(trial.marker),
+        ) {
+            Ok(mut marker) => {
+                let mut byte = [0_u8; 1];
+                matches!(
+                    tokio::io::AsyncReadExt::read(&mut marker, &mut byte).await,
+                    Ok(1)
+                )
+            }
+            Err(_) => false,
+        };
+        crate::bubblewrap::record(&trial.bwrap, works);
+        trial.sandbox.settle(works);
+        works
     }
 
     /// Ends the command's guard: for a sandboxed command, kills what is left of its process

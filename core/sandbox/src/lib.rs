@@ -4,8 +4,9 @@
 //! interrupt can kill everything it started. A [`Sandbox`] is one of three kinds: bubblewrap
 //! (preferred: mount and PID namespaces, see [`bubblewrap`]), Landlock (where bubblewrap is
 //! missing, see [`landlock`]), or unconfined (where neither works, or the user switched the
-//! sandbox off). [`Sandbox::configure`] picks one; checking that bubblewrap works here takes a
-//! process start, so it runs on a thread of its own and only the first command waits for it.
+//! sandbox off). [`Sandbox::configure`] picks one without starting anything: whether
+//! bubblewrap can build a sandbox here is learnt from its first command (which, when it
+//! cannot, runs nothing and is started again in the next best sandbox).
 //! What a sandboxed command may touch is its [`Policy`]; the paths inside the project no
 //! command may change are in [`protected`]. A command comes as a [`ShellCommand`]: the
 //! process to spawn and the [`CommandGuard`] that keeps the protected paths safe until it has
@@ -25,7 +26,7 @@ mod seccomp;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, PoisonError, RwLock};
 
 use tokio::process::Command;
 
@@ -93,20 +94,15 @@ struct Choice {
     seccomp_network: bool,
     /// What the user should be told once about it.
     notices: Vec<String>,
-}
-
-/// What choosing needs when it waits for the bubblewrap check.
-#[derive(Debug)]
-struct Candidate {
-    policy: Policy,
-    bwrap: PathBuf,
+    /// Bubblewrap taken on trust: whether it can build a sandbox here is learnt from the
+    /// first command, which falls back to the next best sandbox when it cannot.
+    on_trust: bool,
 }
 
 #[derive(Debug)]
 struct Shared {
     project_root: PathBuf,
-    choice: OnceLock<Choice>,
-    candidate: Option<Candidate>,
+    choice: RwLock<Arc<Choice>>,
     notices_told: AtomicBool,
 }
 
@@ -121,8 +117,7 @@ impl Sandbox {
         Sandbox {
             shared: Arc::new(Shared {
                 project_root,
-                choice: OnceLock::from(choice),
-                candidate: None,
+                choice: RwLock::new(Arc::new(choice)),
                 notices_told: AtomicBool::new(false),
             }),
         }
@@ -157,11 +152,14 @@ impl Sandbox {
     }
 
     /// The best sandbox available for `project_root`: bubblewrap when `bwrap` is on the
-    /// PATH and works, else Landlock, else none. Whether bubblewrap works is checked on a
-    /// thread of its own (once per process), so configuring costs nothing on the way to the
-    /// first model request; the first command waits for the answer. What the user should be
-    /// told once (no sandbox can be set up, or it is weaker than usual) comes from
-    /// [`Sandbox::take_notices`]; switching it off is the user's own choice and needs no word.
+    /// PATH and works, else Landlock, else none. Whether bubblewrap works here is not
+    /// checked up front (that takes a process start on the way to the first model request):
+    /// the first command to run in it tells, and when bubblewrap cannot build a sandbox, that
+    /// command runs in the next best one instead (its caller starts it again, see
+    /// [`CommandGuard::started`]); the answer holds for the rest of the process. What the
+    /// user should be told once (no sandbox can be set up, or it is weaker than usual) comes
+    /// from [`Sandbox::take_notices`]; switching it off is the user's own choice and needs no
+    /// word.
     pub fn configure(project_root: &Path, options: &SandboxOptions) -> Self {
         if !options.enabled {
             return Self::unconfined(project_root);
@@ -181,43 +179,48 @@ impl Sandbox {
         else {
             return Self::chosen(project_root.to_path_buf(), fallback_choice(policy));
         };
-        if let Some(works) = bubblewrap::checked(&bwrap) {
-            let choice = if works {
-                bubblewrap_choice(bwrap, policy)
-            } else {
-                fallback_choice(policy)
-            };
-            return Self::chosen(project_root.to_path_buf(), choice);
-        }
-        let sandbox = Sandbox {
-            shared: Arc::new(Shared {
-                project_root: project_root.to_path_buf(),
-                choice: OnceLock::new(),
-                candidate: Some(Candidate { policy, bwrap }),
-                notices_told: AtomicBool::new(false),
-            }),
+        let choice = match bubblewrap::known(&bwrap) {
+            Some(true) => bubblewrap_choice(bwrap, policy),
+            Some(false) => fallback_choice(policy),
+            None => Choice {
+                on_trust: true,
+                ..bubblewrap_choice(bwrap, policy)
+            },
         };
-        let checking = sandbox.clone();
-        std::thread::spawn(move || {
-            checking.choice();
-        });
-        sandbox
+        Self::chosen(project_root.to_path_buf(), choice)
     }
 
-    /// The choice, made now (waiting for the bubblewrap check) if it was not yet.
-    fn choice(&self) -> &Choice {
-        self.shared.choice.get_or_init(|| {
-            let candidate = self
+    /// The current choice.
+    fn choice(&self) -> Arc<Choice> {
+        Arc::clone(
+            &self
                 .shared
-                .candidate
-                .as_ref()
-                .expect("a sandbox without a choice has a candidate");
-            if bubblewrap::works(&candidate.bwrap) {
-                bubblewrap_choice(candidate.bwrap.clone(), candidate.policy.clone())
-            } else {
-                fallback_choice(candidate.policy.clone())
+                .choice
+                .read()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
+    }
+
+    /// Settles a choice taken on trust once bubblewrap is known to work or not (by this
+    /// sandbox's first command, or another one's in this process).
+    pub(crate) fn settle(&self, works: bool) {
+        let mut choice = self
+            .shared
+            .choice
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        if !choice.on_trust {
+            return;
+        }
+        let policy = choice.policy.clone().expect("bubblewrap has a policy");
+        *choice = Arc::new(if works {
+            Choice {
+                on_trust: false,
+                ..bubblewrap_choice(choice.bwrap.clone().expect("bubblewrap's path"), policy)
             }
-        })
+        } else {
+            fallback_choice(policy)
+        });
     }
 
     /// How commands are confined.
@@ -236,23 +239,19 @@ impl Sandbox {
     }
 
     /// What sandboxed commands may touch (`None` when unconfined).
-    pub fn policy(&self) -> Option<&Policy> {
-        self.choice().policy.as_ref()
+    pub fn policy(&self) -> Option<Policy> {
+        self.choice().policy.clone()
     }
 
     /// What the user should be told about the sandbox (none can be set up, or it is weaker
-    /// than usual), once: the first call after the choice was made returns it, every other
-    /// call nothing. It never waits for the choice.
+    /// than usual), once: the first call after the choice was settled returns it, every
+    /// other call nothing.
     pub fn take_notices(&self) -> Vec<String> {
-        match self.shared.choice.get() {
-            Some(choice)
-                if !choice.notices.is_empty()
-                    && !self.shared.notices_told.swap(true, Ordering::SeqCst) =>
-            {
-                choice.notices.clone()
-            }
-            _ => Vec::new(),
+        let choice = self.choice();
+        if choice.notices.is_empty() || self.shared.notices_told.swap(true, Ordering::SeqCst) {
+            return Vec::new();
         }
+        choice.notices.clone()
     }
 
     /// A shell command (`bash -c SCRIPT`, or `sh` where bash is missing) in `cwd`, inside
@@ -261,11 +260,18 @@ impl Sandbox {
     /// [`CommandGuard::finish`].
     pub fn shell_command(&self, script: &str, cwd: &Path) -> Result<ShellCommand, SandboxError> {
         let shell = shell();
-        let choice = self.choice();
+        let mut choice = self.choice();
+        if choice.on_trust
+            && let Some(works) = choice.bwrap.as_deref().and_then(bubblewrap::known)
+        {
+            self.settle(works);
+            choice = self.choice();
+        }
         let root = &self.shared.project_root;
         let (mut command, guard) = match (&choice.kind, &choice.policy, &choice.bwrap) {
             (SandboxKind::Bubblewrap, Some(policy), Some(bwrap)) => {
-                bubblewrap::command(bwrap, policy, shell, script, cwd)
+                let trial = choice.on_trust.then(|| self.clone());
+                bubblewrap::command(bwrap, policy, shell, script, cwd, trial)?
             }
             (SandboxKind::Landlock, Some(policy), _) => {
                 let guard = CommandGuard::snapshot(root);
@@ -298,6 +304,7 @@ fn unconfined_choice(notices: Vec<String>) -> Choice {
         bwrap: None,
         seccomp_network: false,
         notices,
+        on_trust: false,
     }
 }
 
@@ -308,6 +315,7 @@ fn bubblewrap_choice(bwrap: PathBuf, policy: Policy) -> Choice {
         bwrap: Some(bwrap),
         seccomp_network: false,
         notices: Vec::new(),
+        on_trust: false,
     }
 }
 
@@ -319,6 +327,7 @@ fn landlock_choice(policy: Policy, force_network_filter: bool) -> Option<Choice>
         bwrap: None,
         seccomp_network: force_network_filter || abi < 4,
         notices: Vec::new(),
+        on_trust: false,
     })
 }
 

@@ -137,7 +137,7 @@ async fn run(sandbox: &Sandbox, script: &str, cwd: &Path, sandboxed: bool) -> Ra
     let child = command.spawn().expect("the command starts");
     drop(command);
     if let Some(pid) = child.id() {
-        guard.started(pid);
+        assert!(guard.started(pid).await, "the sandbox was built");
     }
     let output = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
         .await
@@ -764,8 +764,9 @@ async fn landlock_lets_work_inside_the_project_go_on() {
     work_inside_the_project_goes_on(World::landlock).await;
 }
 
-/// Which sandbox a project gets: bubblewrap when `bwrap` is on the PATH, else Landlock with
-/// a notice saying what is weaker, and none (without a word) when the user switched it off.
+/// Which sandbox a project gets: bubblewrap when `bwrap` is on the PATH (taken on trust
+/// until the first command shows it works), else Landlock with a notice saying what is
+/// weaker, and none (without a word) when the user switched it off.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn landlock_is_the_announced_fallback_and_off_means_unconfined() {
     let world = World::new();
@@ -780,6 +781,9 @@ async fn landlock_is_the_announced_fallback_and_off_means_unconfined() {
     let sandbox = Sandbox::configure(&world.project, &options(vec![bwrap_dir], true));
     assert_eq!(sandbox.kind(), SandboxKind::Bubblewrap);
     assert!(sandbox.is_enforcing());
+    let ran = run(&sandbox, "echo inside > made.txt", &world.project, true).await;
+    assert!(ran.output.status.success(), "{}", ran.text());
+    assert_eq!(sandbox.kind(), SandboxKind::Bubblewrap, "it worked");
     assert_eq!(sandbox.take_notices(), Vec::<String>::new());
 
     let sandbox = Sandbox::configure(&world.project, &options(Vec::new(), true));
@@ -791,14 +795,41 @@ async fn landlock_is_the_announced_fallback_and_off_means_unconfined() {
     );
     assert_eq!(sandbox.take_notices(), Vec::<String>::new(), "told once");
 
-    // A `bwrap` that cannot build a sandbox (as where user namespaces are off).
+    // A `bwrap` that cannot build a sandbox (as where user namespaces are off): the first
+    // command finds out, runs nothing, and the sandbox falls back; built again, the command
+    // runs under Landlock.
     let broken = tempfile::tempdir().expect("temp dir");
     let fake = broken.path().join("bwrap");
-    std::fs::write(&fake, "#!/bin/sh\nexit 1\n").expect("write");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho 'bwrap: no namespaces here' >&2\nexit 1\n",
+    )
+    .expect("write");
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     let sandbox = Sandbox::configure(&world.project, &options(vec![broken.path().into()], true));
+    assert_eq!(sandbox.kind(), SandboxKind::Bubblewrap, "taken on trust");
+    let shell = sandbox
+        .shell_command("echo ran > trial.txt", &world.project)
+        .expect("a command");
+    let (mut command, mut guard) = (shell.command, shell.guard);
+    let mut child = command.spawn().expect("the fake bwrap starts");
+    drop(command);
+    let pid = child.id().expect("a pid");
+    assert!(
+        !guard.started(pid).await,
+        "the trial says bubblewrap failed"
+    );
+    child.wait().await.expect("reaped");
+    drop(guard);
+    assert!(!world.project.join("trial.txt").exists(), "nothing ran");
     assert_eq!(sandbox.kind(), SandboxKind::Landlock);
     assert_eq!(sandbox.take_notices().len(), 1);
+    let ran = run(&sandbox, "echo ran > trial.txt", &world.project, true).await;
+    assert!(ran.output.status.success(), "{}", ran.text());
+    assert!(world.project.join("trial.txt").exists());
+    // Another project's sandbox in this process knows it already.
+    let again = Sandbox::configure(&world.scratch, &options(vec![broken.path().into()], true));
+    assert_eq!(again.kind(), SandboxKind::Landlock);
 
     let sandbox = Sandbox::configure(&world.project, &options(Vec::new(), false));
     assert_eq!(sandbox.kind(), SandboxKind::Unconfined);

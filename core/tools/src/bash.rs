@@ -164,25 +164,38 @@ async fn run_command(
     sandboxed: bool,
     ctx: &ToolContext,
 ) -> ToolOutput {
-    let shell = if sandboxed {
-        match ctx.sandbox.shell_command(command_line, &ctx.cwd) {
-            Ok(shell) => shell,
-            Err(error) => {
-                return ToolOutput::error(format!("Could not start the command: {error}"));
-            }
+    // A sandbox's first command finds out whether bubblewrap works here; when it does not,
+    // nothing ran and the command starts again in the sandbox chosen instead.
+    for _ in 0..2 {
+        if sandboxed && !ctx.sandbox.is_enforcing() {
+            return ToolOutput::error(
+                "The command did not run: no command sandbox can be set up here, so commands \
+                 now need the user's approval. Run it again to ask.",
+            );
         }
-    } else {
-        ctx.sandbox.unconfined_shell_command(command_line, &ctx.cwd)
-    };
-    let (command, mut guard) = (shell.command, shell.guard);
-    let mut output = run_started(command, timeout_ms, ctx, &mut guard).await;
-    // Nothing a sandboxed command started outlives it; what it changed among the protected
-    // paths is put back, and the model is told.
-    let put_back = guard.finish().await;
-    if sandboxed {
-        tell_what_was_protected(&mut output, &put_back);
+        let shell = if sandboxed {
+            match ctx.sandbox.shell_command(command_line, &ctx.cwd) {
+                Ok(shell) => shell,
+                Err(error) => {
+                    return ToolOutput::error(format!("Could not start the command: {error}"));
+                }
+            }
+        } else {
+            ctx.sandbox.unconfined_shell_command(command_line, &ctx.cwd)
+        };
+        let (command, mut guard) = (shell.command, shell.guard);
+        let Some(mut output) = run_started(command, timeout_ms, ctx, &mut guard).await else {
+            continue;
+        };
+        // Nothing a sandboxed command started outlives it; what it changed among the
+        // protected paths is put back, and the model is told.
+        let put_back = guard.finish().await;
+        if sandboxed {
+            tell_what_was_protected(&mut output, &put_back);
+        }
+        return output;
     }
-    output
+    ToolOutput::error("The command did not run: its sandbox could not be set up.")
 }
 
 /// Adds to a sandboxed command's result what the sandbox kept it from changing: the
@@ -208,28 +221,39 @@ fn tell_what_was_protected(output: &mut ToolOutput, put_back: &[larik_sandbox::P
     }
 }
 
-/// Runs the prepared command; the guard learns its process id once it runs.
+/// Runs the prepared command; the guard learns its process id once it runs. `None` when
+/// the sandbox could not be built, so nothing ran.
 async fn run_started(
     mut command: tokio::process::Command,
     timeout_ms: u64,
     ctx: &ToolContext,
     guard: &mut larik_sandbox::CommandGuard,
-) -> ToolOutput {
+) -> Option<ToolOutput> {
     if ctx.cancel.is_cancelled() {
-        return ToolOutput::error("Command cancelled before it started.");
+        return Some(ToolOutput::error("Command cancelled before it started."));
     }
     let (reader, writer) = match std::io::pipe() {
         Ok(pipe) => pipe,
-        Err(error) => return ToolOutput::error(format!("Could not create a pipe: {error}")),
+        Err(error) => {
+            return Some(ToolOutput::error(format!(
+                "Could not create a pipe: {error}"
+            )));
+        }
     };
     let writer_for_stderr = match writer.try_clone() {
         Ok(clone) => clone,
-        Err(error) => return ToolOutput::error(format!("Could not create a pipe: {error}")),
+        Err(error) => {
+            return Some(ToolOutput::error(format!(
+                "Could not create a pipe: {error}"
+            )));
+        }
     };
     let mut output_pipe = match pipe::Receiver::from_owned_fd(OwnedFd::from(reader)) {
         Ok(receiver) => receiver,
         Err(error) => {
-            return ToolOutput::error(format!("Could not read the command's output: {error}"));
+            return Some(ToolOutput::error(format!(
+                "Could not read the command's output: {error}"
+            )));
         }
     };
     command.stdout(writer).stderr(writer_for_stderr);
@@ -239,11 +263,19 @@ async fn run_started(
     drop(command);
     let mut child = match spawned {
         Ok(child) => child,
-        Err(error) => return ToolOutput::error(format!("Could not start the command: {error}")),
+        Err(error) => {
+            return Some(ToolOutput::error(format!(
+                "Could not start the command: {error}"
+            )));
+        }
     };
     let pid = child.id();
-    if let Some(pid) = pid {
-        guard.started(pid);
+    if let Some(pid) = pid
+        && !guard.started(pid).await
+    {
+        // The sandbox could not be built: nothing ran.
+        let _ = child.wait().await;
+        return None;
     }
     let kill_group = || {
         if let Some(pid) = pid {
@@ -268,7 +300,7 @@ async fn run_started(
         }
     };
 
-    match ending {
+    Some(match ending {
         Ending::Cancelled => {
             kill_group();
             // SIGKILL lands at once; reaping is quick, and the caller needs us back now.
@@ -312,7 +344,7 @@ async fn run_started(
             }
             exit_result(text, status)
         }
-    }
+    })
 }
 
 /// Reads what is left in the pipe until its end, the grace period, or cancellation;
