@@ -197,8 +197,12 @@ fn main() {
     row("three-step scenario wall", &wall);
     row("— spawn → first model request", &first_request);
     row(
-        "— one request → the next (answer, tool, next request)",
-        &gaps,
+        "— request 1 → 2 (answer streamed, `read`, next request)",
+        &after_read,
+    );
+    row(
+        "— request 2 → 3 (answer streamed, sandboxed `bash`, next request)",
+        &after_bash,
     );
     row("— last request → exit", &tail);
     println!(
