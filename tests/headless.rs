@@ -1128,3 +1128,26 @@ async fn the_lsp_tools_are_offered_with_language_servers_and_a_bare_deny_hides_t
         );
     }
 }
+
+/// `larik --help` says what Larik is and what each way of running it is for, in the user's
+/// words rather than the code's.
+#[tokio::test(flavor = "multi_thread")]
+async fn help_says_what_larik_is_and_what_each_subcommand_is_for() {
+    let harness = Harness::new().await;
+    let output = harness.run(&["--help"]).await;
+    assert!(output.status.success());
+    let help = stdout(&output);
+    assert!(help.starts_with("Larik is a coding agent."), "{help}");
+    for line in [
+        "larik -p \"PROMPT\"",
+        "acp       Serve the Agent Client Protocol",
+        "lsp       Serve the Language Server Protocol",
+        "sessions  List the sessions of this directory",
+        "approve   List the settings",
+    ] {
+        assert!(help.contains(line), "{line} missing from:\n{help}");
+    }
+    for internal in ["Op/Event", "front ends"] {
+        assert!(!help.contains(internal), "{internal} in:\n{help}");
+    }
+}

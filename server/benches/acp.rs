@@ -1,13 +1,14 @@
 //! Benchmark of `larik acp`: the release binary on pipes, driven with raw JSON-RPC lines the
 //! way an editor drives it, against the fake model server in this process.
 //!
-//! Measures the `initialize` round trip (and process start → `initialize` answered), the
+//! Measures the `initialize` round trip (and process start → `initialize` answered, then the
+//! first `session/new` sent the moment `initialize` is answered, as editors do), the
 //! `session/new` round trip, the prompt round trip of the three-step scenario (read
 //! README.md, run `echo hello` with the permission answered `allow_once` as soon as it is
 //! asked, answer `done`), the `session/cancel` latency while `bash` runs `sleep 30`, and the
 //! peak resident memory (`VmHWM`) of the `larik` process. Run with
 //! `cargo bench -p larik-server --bench acp`; results go to stdout in the table format used
-//! by docs/benchmarks.md.
+//! by docs/benchmarks.md, then one line per target saying whether it was met.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
@@ -15,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use larik_testkit::bench::{Samples, at_most, within};
 use larik_testkit::{FakeModelServer, three_step_scenario, turn};
 use serde_json::{Value, json};
 
@@ -27,36 +29,6 @@ const CANCEL_RUNS: usize = 20;
 /// How long a fresh process is left alone before its `initialize` is timed, so the round
 /// trip measures answering, not starting (an editor pays that separately: see above).
 const SETTLE: Duration = Duration::from_millis(100);
-
-struct Stats {
-    samples: Vec<Duration>,
-}
-
-impl Stats {
-    fn new() -> Self {
-        Stats {
-            samples: Vec::new(),
-        }
-    }
-    fn sorted_ms(&self) -> Vec<f64> {
-        let mut sorted = self.samples.clone();
-        sorted.sort();
-        sorted
-            .into_iter()
-            .map(|d| d.as_secs_f64() * 1000.0)
-            .collect()
-    }
-    fn row(&self, name: &str) -> String {
-        let sorted = self.sorted_ms();
-        let n = sorted.len();
-        format!(
-            "| {name} | {n} | {:.2} ms | {:.2} ms | {:.2} ms |",
-            sorted[n / 2],
-            sorted[(n * 90 / 100).min(n - 1)],
-            sorted[n - 1]
-        )
-    }
-}
 
 /// The bench's project, data directory and fake model.
 struct Setup {
@@ -248,25 +220,31 @@ fn main() {
     };
     let mut spawned = 0;
 
-    // Process start → initialize answered: the request is written right after spawn.
-    let mut cold_start = Stats::new();
+    // Process start → initialize answered: the request is written right after spawn; then
+    // the first session/new, written as soon as initialize is answered.
+    let mut cold_start = Samples::new();
+    let mut cold_new = Samples::new();
     for _ in 0..COLD_STARTS {
         let started = Instant::now();
         let mut acp = Acp::spawn(&setup, spawned);
         spawned += 1;
         let id = acp.request("initialize", initialize_params());
         let result = acp.response(&id, |_| {});
-        cold_start.samples.push(started.elapsed());
+        cold_start.push(started.elapsed());
         assert_eq!(result["protocolVersion"], 1);
+        let started = Instant::now();
+        let session_id = acp.new_session(&setup.project);
+        cold_new.push(started.elapsed());
+        assert!(session_id.is_string(), "no session id");
         acp.finish();
     }
 
     // Per process: initialize, then sessions with one three-step prompt each.
-    let mut initialize = Stats::new();
-    let mut first_new = Stats::new();
-    let mut later_new = Stats::new();
-    let mut first_prompt = Stats::new();
-    let mut later_prompt = Stats::new();
+    let mut initialize = Samples::new();
+    let mut first_new = Samples::new();
+    let mut later_new = Samples::new();
+    let mut first_prompt = Samples::new();
+    let mut later_prompt = Samples::new();
     let mut peak_one_prompt = 0;
     let mut peak_ten_sessions = 0;
     for _ in 0..PROCESSES {
@@ -276,7 +254,7 @@ fn main() {
         let started = Instant::now();
         let id = acp.request("initialize", initialize_params());
         acp.response(&id, |_| {});
-        initialize.samples.push(started.elapsed());
+        initialize.push(started.elapsed());
         for session in 0..SESSIONS_PER_PROCESS {
             let started = Instant::now();
             let session_id = acp.new_session(&setup.project);
@@ -297,12 +275,12 @@ fn main() {
             assert_eq!(result["stopReason"], "end_turn");
             assert!(text.ends_with("done"), "unexpected answer: {text}");
             if session == 0 {
-                first_new.samples.push(elapsed);
-                first_prompt.samples.push(prompt);
+                first_new.push(elapsed);
+                first_prompt.push(prompt);
                 peak_one_prompt = peak_one_prompt.max(acp.peak_kib());
             } else {
-                later_new.samples.push(elapsed);
-                later_prompt.samples.push(prompt);
+                later_new.push(elapsed);
+                later_prompt.push(prompt);
             }
         }
         peak_ten_sessions = peak_ten_sessions.max(acp.peak_kib());
@@ -310,7 +288,7 @@ fn main() {
     }
 
     // session/cancel while bash runs `sleep 30`, a new session per run, bypassPermissions.
-    let mut cancel = Stats::new();
+    let mut cancel = Samples::new();
     let mut acp = Acp::spawn(&setup, spawned);
     acp.call("initialize", initialize_params());
     for run in 0..CANCEL_RUNS {
@@ -350,7 +328,7 @@ fn main() {
             "params": {"sessionId": session_id},
         }));
         let result = acp.response(&id, |_| {});
-        cancel.samples.push(started.elapsed());
+        cancel.push(started.elapsed());
         assert_eq!(result["stopReason"], "cancelled");
     }
     acp.finish();
@@ -362,6 +340,10 @@ fn main() {
     println!(
         "{}",
         cold_start.row("process start → `initialize` answered")
+    );
+    println!(
+        "{}",
+        cold_new.row("first `session/new` right after `initialize` is answered")
     );
     println!("{}", initialize.row("`initialize` round trip"));
     println!(
@@ -391,5 +373,32 @@ fn main() {
     println!(
         "| peak memory (`VmHWM`) after {SESSIONS_PER_PROCESS} sessions, one prompt each | {PROCESSES} | | | {:.1} MB |",
         mb(peak_ten_sessions)
+    );
+    within("`initialize` round trip (median)", initialize.median(), 5.0);
+    within(
+        "first `session/new` right after `initialize` (median)",
+        cold_new.median(),
+        3.0,
+    );
+    within(
+        "`session/new` round trip, sessions 2–10 (median)",
+        later_new.median(),
+        5.0,
+    );
+    within(
+        "three-step prompt round trip (median)",
+        later_prompt.median(),
+        40.0,
+    );
+    within(
+        "`session/cancel` → `cancelled` (median)",
+        cancel.median(),
+        200.0,
+    );
+    at_most(
+        "peak memory after 10 sessions",
+        mb(peak_ten_sessions),
+        20.0,
+        "MB",
     );
 }

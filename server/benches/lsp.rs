@@ -13,6 +13,7 @@ use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use larik_testkit::bench::{Samples, at_most, within};
 use larik_testkit::{FakeModelServer, turn};
 use serde_json::{Value, json};
 
@@ -113,18 +114,6 @@ impl Lsp {
     }
 }
 
-fn row(name: &str, samples: &[Duration]) -> String {
-    let mut sorted: Vec<f64> = samples.iter().map(|d| d.as_secs_f64() * 1000.0).collect();
-    sorted.sort_by(f64::total_cmp);
-    let n = sorted.len();
-    format!(
-        "| {name} | {n} | {:.2} ms | {:.2} ms | {:.2} ms |",
-        sorted[n / 2],
-        sorted[(n * 90 / 100).min(n - 1)],
-        sorted[n - 1]
-    )
-}
-
 fn main() {
     let binary = Path::new(env!("CARGO_BIN_EXE_larik"));
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -137,8 +126,13 @@ fn main() {
     let data = tempfile::tempdir().expect("data");
     std::fs::write(project.path().join("README.md"), "# Bench\n").expect("README");
 
-    let (mut cold, mut warm, mut first_event, mut first_text, mut round_trip) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut cold, mut warm, mut first_event, mut first_text, mut round_trip) = (
+        Samples::new(),
+        Samples::new(),
+        Samples::new(),
+        Samples::new(),
+        Samples::new(),
+    );
     let mut peaks = Vec::new();
     for run in 0..PROCESSES {
         // Half the processes get `initialize` the moment they start (what an editor waits
@@ -192,18 +186,25 @@ fn main() {
     }
     println!("| step | runs | median | p90 | max |");
     println!("|---|---|---|---|---|");
-    println!("{}", row("start → `initialize` answered", &cold));
-    println!("{}", row("`initialize` round trip (settled)", &warm));
+    println!("{}", cold.row("start → `initialize` answered"));
+    println!("{}", warm.row("`initialize` round trip (settled)"));
     println!(
         "{}",
-        row("`larik/prompt` → first `larik/event`", &first_event)
+        first_event.row("`larik/prompt` → first `larik/event`")
     );
-    println!("{}", row("`larik/prompt` → first text", &first_text));
-    println!("{}", row("`larik/prompt` round trip", &round_trip));
+    println!("{}", first_text.row("`larik/prompt` → first text"));
+    println!("{}", round_trip.row("`larik/prompt` round trip"));
     peaks.sort_unstable();
+    let peak_mb = peaks[peaks.len() - 1] as f64 / 1024.0;
     println!(
-        "peak memory (VmHWM) after the prompt: median {:.1} MB, max {:.1} MB",
+        "peak memory (VmHWM) after the prompt: median {:.1} MB, max {peak_mb:.1} MB",
         peaks[peaks.len() / 2] as f64 / 1024.0,
-        peaks[peaks.len() - 1] as f64 / 1024.0
     );
+    within("`initialize` round trip (median)", warm.median(), 5.0);
+    within(
+        "`larik/prompt` → first text (median)",
+        first_text.median(),
+        40.0,
+    );
+    at_most("peak memory", peak_mb, 20.0, "MB");
 }

@@ -37,7 +37,7 @@ pub async fn run(options: AgentOptions) -> anyhow::Result<ExitCode> {
     setup::check_options(&options, &env)?;
     // Sessions start when the editor asks; have the root certificates ready by then, and
     // old checkpoints gone.
-    std::thread::spawn(larik_providers::prepare_tls);
+    setup::prefetch_tls(&env, options.model.as_deref());
     let pruning = setup::prune_checkpoints_for_cwd(&env);
     let server = Arc::new(Server::new(options, env)?);
     let result = serve(Arc::clone(&server)).await;

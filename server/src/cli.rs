@@ -2,9 +2,16 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-/// Larik: a coding agent that lives in your editor, or runs headless with `-p`.
+/// Larik is a coding agent. It reads and searches your code, edits files and runs commands
+/// inside an OS sandbox, through the model you choose (Anthropic, OpenAI, Gemini, Ollama or
+/// any OpenAI-compatible server); it asks before anything risky and keeps every session, to
+/// resume, fork or rewind.
+///
+/// Run one task from the shell with `larik -p "PROMPT"`, or let your editor drive it: `larik
+/// acp` for Zed and other Agent Client Protocol editors, `larik lsp` for VS Code, Neovim and
+/// any editor with an LSP client.
 #[derive(Debug, Parser)]
-#[command(name = "larik", version, about, long_about = None, args_conflicts_with_subcommands = true)]
+#[command(name = "larik", version, args_conflicts_with_subcommands = true)]
 pub struct Cli {
     /// What to do instead of running a prompt.
     #[command(subcommand)]

@@ -27,6 +27,7 @@ pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
         );
     }
     let env = setup::environment();
+    setup::prefetch_tls(&env, args.agent.model.as_deref());
     let cwd = std::env::current_dir()?;
     let mut prepared = setup::prepare(&args, &env, cwd)?;
     // The session's own checkpoints are open (and so kept) before the pruning starts.

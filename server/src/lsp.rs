@@ -21,7 +21,7 @@ use backend::Backend;
 pub async fn run(options: AgentOptions) -> anyhow::Result<ExitCode> {
     let env = setup::environment();
     setup::check_options(&options, &env)?;
-    std::thread::spawn(larik_providers::prepare_tls);
+    setup::prefetch_tls(&env, options.model.as_deref());
     // Fail before serving when there is no data directory.
     env.data_dir()?;
     let pruning = setup::prune_checkpoints_for_cwd(&env);

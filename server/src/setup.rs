@@ -353,6 +353,34 @@ impl Pruning {
     }
 }
 
+/// Loads the root certificates on a thread of its own when the model the front end will
+/// most likely start with (`model` from the command line, else `LARIK_MODEL` or the first
+/// provider with a key) is reached over TLS, so its first request does not wait for them;
+/// a plain `http://` endpoint (a local server) needs none. Only a head start: whatever the
+/// guess, a client loads them itself when it needs them.
+pub fn prefetch_tls(env: &Environment, model: Option<&str>) {
+    let model = model
+        .map(str::to_string)
+        .or_else(|| env.default_model().ok());
+    let uses_tls = match model.as_deref().map(split_model_name) {
+        Some(Ok((provider, _))) => {
+            let endpoint = env.provider_endpoint(provider);
+            larik_providers::endpoint_uses_tls(
+                provider,
+                &Endpoint {
+                    api_key: endpoint.api_key,
+                    base_url: endpoint.base_url,
+                },
+            )
+        }
+        // An alias (resolved per project) or no model at all: most likely a hosted one.
+        _ => true,
+    };
+    if uses_tls {
+        std::thread::spawn(larik_providers::prepare_tls);
+    }
+}
+
 /// The directories of `PATH`.
 fn path_dirs(env: &Environment) -> Vec<PathBuf> {
     env.get("PATH")

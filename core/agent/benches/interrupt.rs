@@ -1,11 +1,18 @@
-//! Benchmark of interrupt latency: the time from `Op::Interrupt` to `TurnComplete` while
-//! the model is streaming (the fake server holds the stream open) and while a `bash` call
-//! runs `sleep 30`. Run with `cargo bench -p larik-agent --bench interrupt`.
+//! Benchmark of interrupt latency: the time from `Op::Interrupt` to `TurnComplete` with
+//! stop reason `cancelled`, while the model is streaming (the fake server holds the stream
+//! open) and while a `bash` call runs `sleep` (the clock starts only once the `sleep`
+//! process exists). Commands run in the sandbox a user gets by default (bubblewrap when it
+//! is on the PATH), in the default permission mode, where sandboxed commands need no
+//! approval. Run with `cargo bench -p larik-agent --bench interrupt`.
 
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use larik_protocol::{Event, Op, PermissionMode, ToolCallStatus};
+use larik_protocol::{Event, Op, StopReason, ToolCallStatus};
 use larik_providers::RetryPolicy;
+use larik_sandbox::{Sandbox, SandboxOptions};
+use larik_testkit::bench::{Samples, within};
 use larik_testkit::{FakeModelServer, turn};
 use serde_json::json;
 
@@ -15,7 +22,20 @@ mod fake_model;
 const RUNS: usize = 20;
 const CLAUDE: &str = "anthropic/claude-sonnet-4-5";
 
-async fn measure(mid_tool: bool) -> Vec<Duration> {
+/// Whether a process whose command line holds `marker` runs.
+fn runs(marker: &str) -> bool {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
+        .any(|cmdline| {
+            // `sleep` itself, not the shell whose script names it.
+            cmdline.starts_with(b"sleep\0") && String::from_utf8_lossy(&cmdline).contains(marker)
+        })
+}
+
+async fn measure(mid_tool: bool) -> (Samples, &'static str) {
     let server = FakeModelServer::start().await;
     let project = tempfile::tempdir().expect("project");
     let data = tempfile::tempdir().expect("data");
@@ -23,17 +43,34 @@ async fn measure(mid_tool: bool) -> Vec<Duration> {
     let mut config = fake_model::config_for(&server, cwd.clone(), CLAUDE);
     // The provider's own retry policy, as the agent has it outside tests.
     config.retry = RetryPolicy::default();
-    config.mode = PermissionMode::BypassPermissions;
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let sandbox = Sandbox::configure(
+        &cwd,
+        &SandboxOptions {
+            enabled: true,
+            writable_paths: Vec::new(),
+            network_allow: Vec::new(),
+            temp_dirs: vec![PathBuf::from("/tmp")],
+            path_dirs: std::env::split_paths(&path).collect(),
+        },
+    );
+    let kind = match sandbox.kind() {
+        larik_sandbox::SandboxKind::Bubblewrap => "bubblewrap",
+        larik_sandbox::SandboxKind::Landlock => "Landlock",
+        larik_sandbox::SandboxKind::Unconfined => "no sandbox",
+    };
+    config.sandbox = Arc::new(sandbox);
     let writer = fake_model::new_session(data.path(), cwd, CLAUDE);
     let mut agent = fake_model::spawn(config, writer, Vec::new());
 
-    let mut latencies = Vec::new();
+    let mut latencies = Samples::new();
     for run in 0..RUNS {
+        let marker = format!("30.{}{run}", std::process::id());
         if mid_tool {
             server.enqueue(turn().tool_call(
                 format!("sleep{run}"),
                 "bash",
-                json!({ "command": "sleep 30" }),
+                json!({ "command": format!("sleep {marker}") }),
             ));
         } else {
             server.enqueue(turn().text("streaming and then holding").hang());
@@ -56,27 +93,37 @@ async fn measure(mid_tool: bool) -> Vec<Duration> {
                 break;
             }
         }
+        if mid_tool {
+            let waiting = Instant::now();
+            while !runs(&marker) {
+                assert!(
+                    waiting.elapsed() < Duration::from_secs(30),
+                    "sleep never started"
+                );
+                tokio::task::yield_now().await;
+            }
+        }
         let started = Instant::now();
         agent.ops.send(Op::Interrupt).expect("agent runs");
         loop {
-            if let Event::TurnComplete { .. } = agent.events.recv().await.expect("event") {
+            if let Event::TurnComplete { stop_reason, .. } =
+                agent.events.recv().await.expect("event")
+            {
+                assert_eq!(stop_reason, StopReason::Cancelled);
                 break;
             }
         }
         latencies.push(started.elapsed());
+        let waiting = Instant::now();
+        while runs(&marker) {
+            assert!(
+                waiting.elapsed() < Duration::from_secs(10),
+                "the sleep outlived its cancelled command"
+            );
+            tokio::task::yield_now().await;
+        }
     }
-    latencies
-}
-
-fn report(name: &str, mut samples: Vec<Duration>) {
-    samples.sort();
-    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    println!(
-        "| {name} | {} | {:.2} ms | {:.2} ms |",
-        samples.len(),
-        ms(samples[samples.len() / 2]),
-        ms(samples[samples.len() - 1])
-    );
+    (latencies, kind)
 }
 
 fn main() {
@@ -85,10 +132,16 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
-    let streaming = runtime.block_on(measure(false));
-    let in_tool = runtime.block_on(measure(true));
-    println!("| interrupt while | runs | median | max |");
-    println!("|---|---|---|---|");
-    report("the model streams", streaming);
-    report("`bash` runs `sleep 30`", in_tool);
+    let (streaming, _) = runtime.block_on(measure(false));
+    let (in_tool, sandbox) = runtime.block_on(measure(true));
+    println!("Commands ran in: {sandbox}.");
+    println!("| interrupt while | runs | median | p90 | max |");
+    println!("|---|---|---|---|---|");
+    println!("{}", streaming.row("the model streams"));
+    println!(
+        "{}",
+        in_tool.row("`bash` runs `sleep` (clock from the `sleep` process existing)")
+    );
+    within("interrupt while streaming (max)", streaming.max(), 200.0);
+    within("interrupt while `bash` runs (max)", in_tool.max(), 200.0);
 }

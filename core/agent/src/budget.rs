@@ -1,9 +1,10 @@
 //! The session's spending cap.
 //!
-//! A [`Budget`] is shared by an agent and every agent it starts for subtasks, so their
-//! spending counts toward one cap. Each model request's cost is charged when its usage
-//! arrives, and a turn checks the cap before every request: a request already under way is
-//! never cut off, and no request starts once the cap is reached.
+//! A [`Budget`] is held in an `Arc`, so agents sharing one count their spending toward one
+//! cap. Each model request's cost is charged when its usage arrives (a request to a model
+//! without a known price charges nothing, which the agent says at the start), and a turn
+//! checks the cap before every request: a request already under way is never cut off, and
+//! no request starts once the cap is reached.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -92,7 +92,7 @@ pub struct AgentConfig {
     /// Where each turn saves files before changing them, for `/undo`; `None` keeps no
     /// checkpoints.
     pub checkpoints: Option<Arc<larik_checkpoints::CheckpointStore>>,
-    /// The spending cap shared with every agent started for a subtask; `None` for none.
+    /// The spending cap (several agents may share one); `None` for none.
     pub budget: Option<Arc<Budget>>,
     /// Compact the conversation before a request that would pass this share of the context
     /// window (0 to 1); `None` compacts only on `/compact` and when the provider says the

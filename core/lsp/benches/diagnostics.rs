@@ -188,6 +188,7 @@ fn main() {
         .collect();
     let mut rows = Vec::new();
     let mut notes = Vec::new();
+    let mut targets = Vec::new();
     for source in SOURCES {
         if !only.is_empty() && !only.iter().any(|name| name == source.server) {
             continue;
@@ -230,6 +231,11 @@ fn main() {
             .zip(like_for_like.samples.figures())
             .map(|(larik, bare)| format!("{:+.2} ms", larik - bare))
             .collect();
+        targets.push((
+            source.server,
+            larik_figures[0] - like_for_like.samples.figures()[0],
+            larik.wrong,
+        ));
         let compared = if pulled.is_some() {
             "Larik − bare (pull)"
         } else {
@@ -268,6 +274,20 @@ fn main() {
     println!();
     for note in notes {
         println!("- {note}");
+    }
+    for (server, added_ms, wrong) in targets {
+        larik_testkit::bench::at_most(
+            &format!("{server}: Larik adds to the server's own time (median)"),
+            added_ms,
+            20.0,
+            "ms",
+        );
+        larik_testkit::bench::at_most(
+            &format!("{server}: wrong or failed answers from Larik"),
+            wrong as f64,
+            0.0,
+            "answers",
+        );
     }
 }
 
@@ -353,13 +373,15 @@ async fn measure_larik(
         disabled: Vec::new(),
         timeouts: Timeouts::default(),
     }));
-    let feedback = ServerFeedback::new(Arc::clone(&servers), PATIENT);
     let path = root.join(source.file);
     let mut samples = Samples::default();
     for edit in 0..WARMUP + RUNS {
         let broken = edit % 2 == 0;
         let text = if broken { source.broken } else { source.fixed };
         std::fs::write(&path, text).expect("write the source file");
+        // A checker of its own per edit: one that failed before says so only once, and a
+        // failure must never pass for a clean answer here.
+        let feedback = ServerFeedback::new(Arc::clone(&servers), PATIENT);
         let started = Instant::now();
         let result = feedback.after_edit(&path, text).await;
         let elapsed = started.elapsed();
@@ -368,9 +390,14 @@ async fn measure_larik(
             .lines()
             .filter(|line| line.starts_with("ERROR "))
             .collect();
-        let stale = result.contains("had not finished checking");
+        // Parenthesised lines say the answer is not a verdict: no diagnostics (the request
+        // failed), a server that crashed or restarted, a check that had not finished.
+        let not_a_verdict = result.lines().any(|line| line.starts_with('('));
         if edit >= WARMUP {
-            samples.record(elapsed, expected(broken, &errors.join("\n")) && !stale);
+            samples.record(
+                elapsed,
+                expected(broken, &errors.join("\n")) && !not_a_verdict,
+            );
         }
         tokio::time::sleep(SETTLE).await;
     }

@@ -202,6 +202,30 @@ pub fn connect_with(
     connect(model_name, endpoint)
 }
 
+/// Whether requests to `provider` at `endpoint` go over TLS (and so need the root
+/// certificates, which [`prepare_tls`] loads ahead of time): its configured base URL is
+/// `https://`, or it has none and the provider's default one is.
+pub fn endpoint_uses_tls(provider: &str, endpoint: &Endpoint) -> bool {
+    let default = match provider {
+        "anthropic" => Some(anthropic::DEFAULT_BASE_URL),
+        "openai" => Some(openai_responses::DEFAULT_BASE_URL),
+        "gemini" => Some(gemini::DEFAULT_BASE_URL),
+        "openrouter" => Some(openai_chat::OPENROUTER_BASE_URL),
+        "ollama" => Some(ollama::DEFAULT_BASE_URL),
+        _ => None,
+    };
+    endpoint
+        .base_url
+        .as_deref()
+        .map(str::trim)
+        .filter(|base| !base.is_empty())
+        .or(default)
+        .is_some_and(|base| {
+            base.get(..8)
+                .is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"))
+        })
+}
+
 /// Builds the client for `provider/model` with its endpoint.
 pub fn connect(
     model_name: &str,

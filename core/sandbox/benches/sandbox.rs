@@ -1,102 +1,167 @@
-//! What the sandbox costs: `echo hello` run through `Sandbox::shell_command`, unconfined,
-//! inside bubblewrap and under Landlock, from spawn to exit with the output read. Prints a
-//! table for docs/benchmarks.md. Run with `cargo bench -p larik-sandbox --bench sandbox`.
+//! What the sandbox costs: `echo hello` run the way the `bash` tool runs it (own process
+//! group, output piped, the guard ended afterwards), unconfined, inside bubblewrap and under
+//! Landlock, from building the command to its exit with the output read. The project is a
+//! temp directory with a `.git` holding `hooks` and `config`, as in a real repository, and
+//! none of the agents' settings: bubblewrap binds placeholders over the missing protected
+//! paths and Landlock snapshots them, each time. Also the first command of a process under
+//! [`Sandbox::configure`], which is bubblewrap's trial (whether it can build a sandbox here
+//! is learnt from it), measured in fresh processes of this benchmark's own binary. Prints a
+//! table for docs/benchmarks.md and each target with whether it was met. Run with
+//! `cargo bench -p larik-sandbox --bench sandbox`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use larik_sandbox::{Network, Policy, Sandbox, SandboxKind};
+use larik_sandbox::{Network, Policy, Sandbox, SandboxKind, SandboxOptions};
+use larik_testkit::bench::{Samples, ms, within};
 
 const WARMUP: usize = 10;
 const RUNS: usize = 200;
+const FIRST_COMMANDS: usize = 30;
 
-fn main() {
+fn project() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().canonicalize().expect("canonical");
+    std::fs::create_dir_all(root.join(".git/hooks")).expect("mkdir");
+    std::fs::write(root.join(".git/config"), "[core]\n").expect("write");
+    (dir, root)
+}
+
+fn path_dirs() -> Vec<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).collect()
+}
+
+async fn echo(sandbox: &Sandbox, root: &Path) -> Duration {
+    let started = Instant::now();
+    let shell = sandbox
+        .shell_command("echo hello", root)
+        .expect("a command");
+    let (mut command, mut guard) = (shell.command, shell.guard);
+    command.stdout(std::process::Stdio::piped());
+    let child = command.spawn().expect("echo starts");
+    drop(command);
+    if let Some(pid) = child.id() {
+        assert!(guard.started(pid).await, "the sandbox was built");
+    }
+    let output = child.wait_with_output().await.expect("echo runs");
+    assert_eq!(guard.finish().await, Vec::new());
+    let elapsed = started.elapsed();
+    assert_eq!(output.stdout, b"hello\n", "{:?}", sandbox.kind());
+    elapsed
+}
+
+/// `--first-command` mode: configures a sandbox as the binary does and times its first
+/// command (bubblewrap's trial), printing microseconds.
+fn first_command() -> ! {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .expect("a tokio runtime");
-    let project = tempfile::tempdir().expect("temp dir");
-    let root = project.path().canonicalize().expect("canonical");
-    std::fs::create_dir_all(root.join(".git/hooks")).expect("mkdir");
-    std::fs::write(root.join(".git/config"), "").expect("write");
+    let (_dir, root) = project();
+    let started = Instant::now();
+    let sandbox = Sandbox::configure(
+        &root,
+        &SandboxOptions {
+            enabled: true,
+            writable_paths: Vec::new(),
+            network_allow: Vec::new(),
+            temp_dirs: vec![std::env::temp_dir()],
+            path_dirs: path_dirs(),
+        },
+    );
+    runtime.block_on(echo(&sandbox, &root));
+    let elapsed = started.elapsed();
+    assert_eq!(sandbox.kind(), SandboxKind::Bubblewrap);
+    println!("{}", elapsed.as_micros());
+    std::process::exit(0);
+}
+
+fn main() {
+    if std::env::args().nth(1).as_deref() == Some("--first-command") {
+        first_command();
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let (_dir, root) = project();
     let policy = Policy::new(&root, &[std::env::temp_dir()], &[], Network::Off);
-    let mut sandboxes = vec![Sandbox::unconfined(&root)];
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    match std::env::split_paths(&path)
+    let bwrap = path_dirs()
+        .into_iter()
         .map(|dir| dir.join("bwrap"))
         .find(|candidate| candidate.is_file())
-    {
-        Some(bwrap) => sandboxes.push(Sandbox::bubblewrap(bwrap, policy.clone())),
-        None => println!("bubblewrap is not installed; skipped"),
-    }
-    match Sandbox::landlock(policy) {
-        Some(sandbox) => sandboxes.push(sandbox),
-        None => println!("this kernel has no Landlock; skipped"),
-    }
+        .expect("bubblewrap is installed (tests/run installs it)");
+    let sandboxes = [
+        ("unconfined", Sandbox::unconfined(&root)),
+        ("bubblewrap", Sandbox::bubblewrap(bwrap, policy.clone())),
+        (
+            "Landlock",
+            Sandbox::landlock(policy).expect("this kernel has Landlock"),
+        ),
+    ];
 
     println!("| sandbox | runs | median | p90 | max | added (median) |");
     println!("|---|---|---|---|---|---|");
-    let mut baseline = None;
-    for sandbox in &sandboxes {
-        let times = runtime.block_on(measure(sandbox, &root));
-        let (median, p90, max) = figures(&times);
-        let base = *baseline.get_or_insert(median);
+    let mut medians = Vec::new();
+    for (name, sandbox) in &sandboxes {
+        let mut times = Samples::new();
+        for run in 0..WARMUP + RUNS {
+            let elapsed = runtime.block_on(echo(sandbox, &root));
+            if run >= WARMUP {
+                times.push(elapsed);
+            }
+        }
+        let base = medians.first().copied().unwrap_or(times.median());
+        medians.push(times.median());
         println!(
-            "| {} | {RUNS} | {} | {} | {} | {} |",
-            name(sandbox.kind()),
-            ms(median),
-            ms(p90),
-            ms(max),
+            "| {name} | {RUNS} | {} | {} | {} | {} |",
+            ms(times.median()),
+            ms(times.p90()),
+            ms(times.max()),
             if sandbox.kind() == SandboxKind::Unconfined {
                 "—".to_string()
             } else {
-                format!("+{}", ms(median.saturating_sub(base)))
+                format!("+{}", ms(times.median().saturating_sub(base)))
             }
         );
     }
-}
 
-async fn measure(sandbox: &Sandbox, root: &Path) -> Vec<Duration> {
-    let mut times = Vec::with_capacity(RUNS);
-    for run in 0..WARMUP + RUNS {
-        let started = Instant::now();
-        let shell = sandbox
-            .shell_command("echo hello", root)
-            .expect("a command");
-        let (mut command, mut guard) = (shell.command, shell.guard);
-        command.stdout(std::process::Stdio::piped());
-        let child = command.spawn().expect("echo starts");
-        drop(command);
-        if let Some(pid) = child.id() {
-            assert!(guard.started(pid).await, "the sandbox was built");
-        }
-        let output = child.wait_with_output().await.expect("echo runs");
-        assert_eq!(guard.finish().await, Vec::new());
-        let elapsed = started.elapsed();
-        assert_eq!(output.stdout, b"hello\n", "{:?}", sandbox.kind());
-        if run >= WARMUP {
-            times.push(elapsed);
-        }
+    // The first command of a process: configure, then bubblewrap's trial.
+    let mut first = Samples::new();
+    for _ in 0..FIRST_COMMANDS {
+        let output = std::process::Command::new(std::env::current_exe().expect("this bench"))
+            .arg("--first-command")
+            .output()
+            .expect("the bench runs");
+        assert!(output.status.success(), "{output:?}");
+        let micros: u64 = String::from_utf8_lossy(&output.stdout)
+            .trim()
+            .parse()
+            .expect("a figure");
+        first.push(Duration::from_micros(micros));
     }
-    times
-}
-
-fn figures(times: &[Duration]) -> (Duration, Duration, Duration) {
-    let mut sorted = times.to_vec();
-    sorted.sort();
-    let at = |fraction: f64| sorted[((sorted.len() - 1) as f64 * fraction).round() as usize];
-    (at(0.5), at(0.9), sorted[sorted.len() - 1])
-}
-
-fn ms(duration: Duration) -> String {
-    format!("{:.2} ms", duration.as_secs_f64() * 1000.0)
-}
-
-fn name(kind: SandboxKind) -> &'static str {
-    match kind {
-        SandboxKind::Unconfined => "unconfined",
-        SandboxKind::Bubblewrap => "bubblewrap",
-        SandboxKind::Landlock => "Landlock",
-    }
+    println!(
+        "| bubblewrap, a process's first command (configure + trial) | {FIRST_COMMANDS} | {} | {} | {} | +{} |",
+        ms(first.median()),
+        ms(first.p90()),
+        ms(first.max()),
+        ms(first.median().saturating_sub(medians[0]))
+    );
+    within(
+        "bubblewrap adds (median)",
+        medians[1].saturating_sub(medians[0]),
+        10.0,
+    );
+    within(
+        "Landlock adds (median)",
+        medians[2].saturating_sub(medians[0]),
+        10.0,
+    );
+    within(
+        "a process's first command adds (median)",
+        first.median().saturating_sub(medians[0]),
+        10.0,
+    );
 }

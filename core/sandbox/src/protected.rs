@@ -39,7 +39,7 @@ pub(crate) enum Kind {
 /// What stands at a protected path now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Standing {
-    /// Nothing.
+    /// Nothing, or only a placeholder (see `placeholder`), perhaps one a crash left.
     Absent,
     /// A directory or a file (or another kind of entry that is not a link).
     Present,
@@ -91,7 +91,7 @@ pub(crate) fn protected_set(root: &Path) -> ProtectedSet {
     let mut paths = Vec::new();
     let entry = |relative: PathBuf, kind: Kind| {
         let path = root.join(&relative);
-        let standing = standing(&path);
+        let standing = standing(&path, kind);
         Protected {
             path,
             relative,
@@ -126,10 +126,11 @@ pub(crate) fn protected_set(root: &Path) -> ProtectedSet {
     }
 }
 
-fn standing(path: &Path) -> Standing {
+fn standing(path: &Path, kind: Kind) -> Standing {
     match path.symlink_metadata() {
         Err(_) => Standing::Absent,
         Ok(meta) if meta.file_type().is_symlink() => Standing::Link,
+        Ok(meta) if crate::placeholder::is_placeholder(path, &meta, kind) => Standing::Absent,
         Ok(_) => Standing::Present,
     }
 }

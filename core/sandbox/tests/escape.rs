@@ -836,3 +836,39 @@ async fn landlock_is_the_announced_fallback_and_off_means_unconfined() {
     assert!(!sandbox.is_enforcing());
     assert_eq!(sandbox.take_notices(), Vec::<String>::new());
 }
+
+/// Placeholders a killed Larik left behind (empty, dated at the epoch) are held like any
+/// missing path's and removed when the next command ends.
+async fn a_left_placeholder_is_cleaned_up(make: fn(&World) -> Sandbox) {
+    let world = World::new();
+    let stale = world.project.join(".larik");
+    std::fs::create_dir(&stale).expect("mkdir");
+    std::fs::File::open(&stale)
+        .and_then(|dir| dir.set_modified(std::time::SystemTime::UNIX_EPOCH))
+        .expect("dated");
+    std::fs::write(world.project.join(".mcp.json"), "").expect("an empty file");
+    std::fs::File::options()
+        .write(true)
+        .open(world.project.join(".mcp.json"))
+        .and_then(|file| file.set_modified(std::time::SystemTime::UNIX_EPOCH))
+        .expect("dated");
+    let ran = run(
+        &make(&world),
+        "echo x > .larik/planted",
+        &world.project,
+        true,
+    )
+    .await;
+    assert!(!stale.exists(), "{}", ran.text());
+    assert!(!world.project.join(".mcp.json").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bubblewrap_cleans_up_a_left_placeholder() {
+    a_left_placeholder_is_cleaned_up(World::bubblewrap).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn landlock_cleans_up_a_left_placeholder() {
+    a_left_placeholder_is_cleaned_up(World::landlock).await;
+}
