@@ -8,6 +8,7 @@
 
 use serde_json::json;
 
+use larik_testkit::tree::{Tree, tree};
 use larik_testkit::turn;
 
 use super::{Harness, last_json_line, stderr};
@@ -114,47 +115,17 @@ fn outside_the_temp_dirs() -> tempfile::TempDir {
     tempfile::tempdir_in(base).expect("outside dir")
 }
 
-/// What stands at a path, recursively, without following links.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Tree {
-    Dir(Vec<(String, Tree)>),
-    File(Vec<u8>),
-    Link(std::path::PathBuf),
-}
-
-fn tree(path: &std::path::Path) -> Option<Tree> {
-    let meta = path.symlink_metadata().ok()?;
-    Some(if meta.file_type().is_symlink() {
-        Tree::Link(std::fs::read_link(path).expect("a link"))
-    } else if meta.is_dir() {
-        let mut entries: Vec<(String, Tree)> = std::fs::read_dir(path)
-            .expect("list")
-            .flatten()
-            .filter_map(|entry| {
-                Some((
-                    entry.file_name().to_string_lossy().into_owned(),
-                    tree(&entry.path())?,
-                ))
-            })
-            .collect();
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
-        Tree::Dir(entries)
-    } else {
-        Tree::File(std::fs::read(path).expect("read"))
-    })
-}
-
 /// Every protected path of the project (and `.git` itself), as it stands; and the names a
 /// placeholder or a restore uses while it works, none of which may be left.
 fn protected_state(root: &std::path::Path) -> Vec<(String, Option<Tree>)> {
     let mut state: Vec<(String, Option<Tree>)> = [".git"]
         .into_iter()
-        .chain(larik_sandbox_paths())
+        .chain(larik_sandbox::PROTECTED_PATHS)
         .map(|path| {
             let found = tree(&root.join(path));
             let found = if path == ".git" {
                 found.map(|tree| match tree {
-                    Tree::Dir(_) => Tree::Dir(Vec::new()),
+                    Tree::Dir(_) => Tree::Dir(Default::default()),
                     other => other,
                 })
             } else {
@@ -172,22 +143,6 @@ fn protected_state(root: &std::path::Path) -> Vec<(String, Option<Tree>)> {
         }
     }
     state
-}
-
-/// The protected paths, as the docs list them (the binary's own list is not reachable from
-/// here; `docs/security.md` and this list must agree).
-fn larik_sandbox_paths() -> [&'static str; 9] {
-    [
-        ".git/hooks",
-        ".git/config",
-        ".git/config.worktree",
-        ".git/commondir",
-        ".git/info",
-        ".git/modules",
-        ".larik",
-        ".claude",
-        ".mcp.json",
-    ]
 }
 
 /// The command that attacks one protected path: a file created in a directory, or a file
@@ -218,7 +173,7 @@ async fn protected_paths_through_larik(which: Which, present: bool) {
     let targets: Vec<&str> = if present {
         std::fs::create_dir_all(root.join(".git/hooks")).expect("mkdir");
         std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").expect("write");
-        for path in larik_sandbox_paths() {
+        for path in larik_sandbox::PROTECTED_PATHS {
             match path {
                 ".git/config" | ".git/config.worktree" | ".git/commondir" | ".mcp.json" => {
                     std::fs::write(root.join(path), "original\n").expect("write")
@@ -229,7 +184,7 @@ async fn protected_paths_through_larik(which: Which, present: bool) {
                 }
             }
         }
-        larik_sandbox_paths().to_vec()
+        larik_sandbox::PROTECTED_PATHS.to_vec()
     } else {
         vec![".git", ".larik", ".claude", ".mcp.json"]
     };

@@ -155,19 +155,7 @@ impl Harness {
             .requests()
             .iter()
             .rev()
-            .flat_map(|request| request.body["messages"].as_array().cloned())
-            .flatten()
-            .flat_map(|message| message["content"].as_array().cloned())
-            .flatten()
-            .find(|block| block["type"] == "tool_result" && block["tool_use_id"] == call_id)
-            .map(|block| match &block["content"] {
-                Value::String(text) => text.clone(),
-                Value::Array(parts) => parts
-                    .iter()
-                    .filter_map(|part| part["text"].as_str())
-                    .collect(),
-                other => other.to_string(),
-            })
+            .find_map(|request| request.tool_result_text(call_id))
             .unwrap_or_else(|| panic!("the model never got a result for {call_id}"))
     }
 }

@@ -85,17 +85,21 @@ impl CommandGuard {
     /// The guard of a Landlock command: a snapshot of every protected path of the project
     /// at `root`, put back once the command's whole process group has ended.
     pub(crate) fn snapshot(root: &Path) -> Self {
-        let set = protected_set(root);
+        let mut set = protected_set(root);
         // Placeholders a bubblewrap command left (one killed with Larik) go first, unless
         // another command still uses them.
+        let mut left = false;
         for protected in &set.paths {
             if protected.standing == crate::protected::Standing::Absent
                 && protected.path.symlink_metadata().is_ok()
             {
                 drop(crate::placeholder::hold(&protected.path, protected.kind));
+                left = true;
             }
         }
-        let set = protected_set(root);
+        if left {
+            set = protected_set(root);
+        }
         CommandGuard {
             confined: true,
             wait_for_group: true,

@@ -18,6 +18,7 @@ use std::process::Output;
 use std::time::Duration;
 
 use larik_sandbox::{Network, Policy, ProtectedChange, Sandbox, SandboxKind};
+use larik_testkit::tree::{Tree, tree};
 
 #[path = "support/bwrap.rs"]
 mod support;
@@ -145,36 +146,6 @@ async fn run(sandbox: &Sandbox, script: &str, cwd: &Path, sandboxed: bool) -> Ra
         .expect("the command runs");
     let changes = guard.finish().await;
     Ran { output, changes }
-}
-
-/// What stands at a path, recursively, without following links.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Tree {
-    Dir(BTreeMap<String, Tree>),
-    File(Vec<u8>, u32),
-    Link(PathBuf),
-}
-
-fn tree(path: &Path) -> Option<Tree> {
-    let meta = path.symlink_metadata().ok()?;
-    Some(if meta.file_type().is_symlink() {
-        Tree::Link(std::fs::read_link(path).expect("a link"))
-    } else if meta.is_dir() {
-        let mut entries = BTreeMap::new();
-        for entry in std::fs::read_dir(path).expect("list") {
-            let entry = entry.expect("an entry");
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if let Some(child) = tree(&entry.path()) {
-                entries.insert(name, child);
-            }
-        }
-        Tree::Dir(entries)
-    } else {
-        Tree::File(
-            std::fs::read(path).expect("read"),
-            meta.permissions().mode() & 0o7777,
-        )
-    })
 }
 
 /// Every protected path of `world`, as it stands.

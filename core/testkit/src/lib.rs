@@ -21,6 +21,7 @@ mod openai_chat;
 pub mod prefix;
 pub mod script;
 mod sse;
+pub mod tree;
 
 pub use gemini::GeminiModelInfo;
 pub use ollama::OllamaModelInfo;
