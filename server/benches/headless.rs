@@ -62,6 +62,26 @@ fn child_usage() -> ChildUsage {
     }
 }
 
+/// `command` set up to run the three-step scenario: `larik -p` with a clean environment
+/// pointing at the fake server.
+fn scenario(
+    mut command: Command,
+    project: &std::path::Path,
+    data: &std::path::Path,
+    server: &FakeModelServer,
+) -> Command {
+    command
+        .args(["-p", "look around", "--allowedTools", "Bash(echo:*)"])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", data)
+        .env("XDG_DATA_HOME", data)
+        .env("ANTHROPIC_API_KEY", "bench-key")
+        .env("ANTHROPIC_BASE_URL", server.anthropic_base_url())
+        .current_dir(project);
+    command
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("--peak-rss-of") {
@@ -117,18 +137,15 @@ fn main() {
         }
         let seen = server.requests().len();
         let started = Instant::now();
-        let output = Command::new(env!("CARGO_BIN_EXE_larik"))
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", data.path())
-            .env("XDG_DATA_HOME", data.path())
-            .env("ANTHROPIC_API_KEY", "bench-key")
-            .env("ANTHROPIC_BASE_URL", server.anthropic_base_url())
-            .current_dir(project.path())
-            .stdin(Stdio::null())
-            .args(["-p", "look around", "--allowedTools", "Bash(echo:*)"])
-            .output()
-            .expect("larik runs");
+        let output = scenario(
+            Command::new(env!("CARGO_BIN_EXE_larik")),
+            project.path(),
+            data.path(),
+            &server,
+        )
+        .stdin(Stdio::null())
+        .output()
+        .expect("larik runs");
         let ended = Instant::now();
         wall.push(ended - started);
         assert!(
@@ -154,17 +171,11 @@ fn main() {
         for reply in three_step_scenario() {
             server.enqueue(reply);
         }
-        let output = Command::new(std::env::current_exe().expect("this benchmark"))
+        let mut go_between = Command::new(std::env::current_exe().expect("this benchmark"));
+        go_between
             .arg("--peak-rss-of")
-            .arg(env!("CARGO_BIN_EXE_larik"))
-            .args(["-p", "look around", "--allowedTools", "Bash(echo:*)"])
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", data.path())
-            .env("XDG_DATA_HOME", data.path())
-            .env("ANTHROPIC_API_KEY", "bench-key")
-            .env("ANTHROPIC_BASE_URL", server.anthropic_base_url())
-            .current_dir(project.path())
+            .arg(env!("CARGO_BIN_EXE_larik"));
+        let output = scenario(go_between, project.path(), data.path(), &server)
             .output()
             .expect("the go-between runs");
         assert!(output.status.success(), "a memory run failed");
