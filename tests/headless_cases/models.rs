@@ -102,11 +102,7 @@ async fn ollama_is_found_through_ollama_host_and_asked_for_the_configured_window
         r#"{"models": {"ollama/qwen3-coder:30b": {"context_window": 65536}}}"#,
     );
     harness.server.enqueue(turn().text("local answer"));
-    let host = harness
-        .server
-        .ollama_base_url()
-        .trim_start_matches("http://")
-        .to_string();
+    let host = ollama_host(&harness);
     let output = harness
         .larik()
         .env("OLLAMA_HOST", host)
@@ -190,11 +186,7 @@ async fn an_unpriced_model_has_an_unknown_cost_and_the_budget_says_so() {
     harness
         .server
         .enqueue(turn().text("local answer").usage(100_000, 10));
-    let host = harness
-        .server
-        .ollama_base_url()
-        .trim_start_matches("http://")
-        .to_string();
+    let host = ollama_host(&harness);
     let output = harness
         .larik()
         .env("OLLAMA_HOST", host)
@@ -224,4 +216,13 @@ async fn an_unpriced_model_has_an_unknown_cost_and_the_budget_says_so() {
     assert_eq!(result["unpriced_requests"], 1);
     assert_eq!(result["total_cost_usd"], 0.0);
     assert_eq!(result["usage"]["output_tokens"], 10);
+}
+
+/// The fake server's address in the form `OLLAMA_HOST` takes (`host:port`, no scheme).
+fn ollama_host(harness: &Harness) -> String {
+    harness
+        .server
+        .ollama_base_url()
+        .trim_start_matches("http://")
+        .to_string()
 }

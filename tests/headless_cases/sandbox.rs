@@ -39,17 +39,7 @@ async fn commands_run_sandboxed_without_asking_and_unsandboxed_ones_ask() {
     harness.server.enqueue(turn().text("done"));
     let mut larik = harness.larik();
     larik.env_remove("LARIK_SANDBOX");
-    let output = tokio::time::timeout(
-        std::time::Duration::from_secs(60),
-        larik
-            .args(["-p", "try", "--output-format", "json"])
-            .output(),
-    )
-    .await
-    .expect("larik finishes")
-    .expect("larik runs");
-    assert!(output.status.success(), "stderr: {}", stderr(&output));
-    harness.server.assert_no_violations();
+    let output = try_in_json(&harness, larik).await;
     assert_eq!(
         std::fs::read_to_string(harness.cwd().join("made.txt")).expect("made"),
         "inside\n",
@@ -97,6 +87,26 @@ async fn commands_run_sandboxed_without_asking_and_unsandboxed_ones_ask() {
     let result = last_json_line(&output);
     assert_eq!(result["permission_denials"][0]["tool_use_id"], "again");
     assert!(!harness.cwd().join("again.txt").exists());
+}
+
+/// Runs `larik -p try --output-format json` (with the sandbox settings `larik` was given)
+/// and checks that it succeeded and the fake server saw no protocol violation.
+async fn try_in_json(
+    harness: &Harness,
+    mut larik: tokio::process::Command,
+) -> std::process::Output {
+    let output = tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        larik
+            .args(["-p", "try", "--output-format", "json"])
+            .output(),
+    )
+    .await
+    .expect("larik finishes")
+    .expect("larik runs");
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    harness.server.assert_no_violations();
+    output
 }
 
 /// A directory of its own outside the temp directories (which sandboxed commands may
@@ -216,17 +226,7 @@ async fn protected_paths_through_larik(which: Which, present: bool) {
         );
         larik.env("PATH", path);
     }
-    let output = tokio::time::timeout(
-        std::time::Duration::from_secs(120),
-        larik
-            .args(["-p", "try", "--output-format", "json"])
-            .output(),
-    )
-    .await
-    .expect("larik finishes")
-    .expect("larik runs");
-    assert!(output.status.success(), "stderr: {}", stderr(&output));
-    harness.server.assert_no_violations();
+    let output = try_in_json(&harness, larik).await;
     assert_eq!(
         protected_state(&root),
         before,

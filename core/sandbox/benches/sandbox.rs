@@ -50,14 +50,18 @@ async fn echo(sandbox: &Sandbox, root: &Path) -> Duration {
     elapsed
 }
 
-/// `--first-command` mode: configures a sandbox as the binary does and times its first
-/// command (bubblewrap's trial), printing microseconds.
-fn first_command() -> ! {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .expect("a tokio runtime");
+        .expect("a tokio runtime")
+}
+
+/// `--first-command` mode: configures a sandbox as the binary does and times its first
+/// command (bubblewrap's trial), printing microseconds.
+fn first_command() -> ! {
+    let runtime = runtime();
     let (_dir, root) = project();
     let started = Instant::now();
     let sandbox = Sandbox::configure(
@@ -81,11 +85,7 @@ fn main() {
     if std::env::args().nth(1).as_deref() == Some("--first-command") {
         first_command();
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
+    let runtime = runtime();
     let (_dir, root) = project();
     let policy = Policy::new(&root, &[std::env::temp_dir()], &[], Network::Off);
     let bwrap = path_dirs()
