@@ -8,7 +8,7 @@ use std::sync::Arc;
 use futures::future::join_all;
 use larik_permissions::{Decision, PermissionQuery, ToolCategory};
 use larik_protocol::{
-    Block, Event, PermissionDecision, PermissionOption, ToolCallStatus, ToolKind,
+    Block, Event, PermissionDecision, PermissionOption, ResultPart, ToolCallStatus, ToolKind,
     transcript::result_text,
 };
 use larik_tools::{CallTarget, PathFilter, Tool, ToolContext, ToolOutput};
@@ -16,14 +16,18 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::AskPolicy;
+use crate::hooks::{CallVerdict, HookDecision, ToolCallPoint, ToolResultPoint};
 use crate::runner::{EventSink, Runner, Shared};
 
 /// One call from the model, with its tool when the name is known.
 struct Call<'a> {
     id: &'a str,
     name: &'a str,
-    input: &'a Value,
+    /// The input it runs with: the model's, or one a hook gave instead.
+    input: Value,
     tool: Option<Arc<dyn Tool>>,
+    /// Hook text for the model, added to the call's result.
+    hook_context: Vec<String>,
 }
 
 impl Call<'_> {
@@ -53,13 +57,14 @@ impl Runner {
             feedback: self.config.feedback.clone(),
             checkpoint: self.checkpoint.clone(),
         };
-        let calls: Vec<Call<'_>> = calls
+        let mut calls: Vec<Call<'_>> = calls
             .iter()
             .map(|(id, name, input)| Call {
                 id,
                 name,
-                input,
+                input: input.clone(),
                 tool: self.config.tools.get(name).cloned(),
+                hook_context: Vec::new(),
             })
             .collect();
         for call in &calls {
@@ -80,7 +85,7 @@ impl Runner {
             }
             let mut runnable = Vec::new();
             for index in start..end {
-                match self.authorize(&calls[index], &ctx, cancel).await {
+                match self.authorize(&mut calls[index], &ctx, cancel).await {
                     Ok(tool) => runnable.push((index, tool)),
                     Err(output) => {
                         results[index] = Some(finish(&self.events, &calls[index], output))
@@ -94,16 +99,33 @@ impl Runner {
                     output: None,
                 });
             }
+            let at = (!self.hooks.is_empty()).then(|| self.loop_context());
             let finished = join_all(runnable.iter().map(|(index, tool)| {
                 let call = &calls[*index];
                 let ctx = &ctx;
                 let events = &self.events;
+                let hooks = &self.hooks;
+                let at = at.as_ref();
                 async move {
-                    let output = if ctx.cancel.is_cancelled() {
+                    let mut output = if ctx.cancel.is_cancelled() {
                         cancelled_output()
                     } else {
                         tool.run(call.input.clone(), ctx).await
                     };
+                    if let Some(at) = at
+                        && !ctx.cancel.is_cancelled()
+                    {
+                        let point = ToolResultPoint {
+                            call_id: call.id.to_string(),
+                            tool: call.name.to_string(),
+                            input: call.input.clone(),
+                            output: result_text(&output.content),
+                            is_error: output.is_error,
+                        };
+                        for text in hooks.after_tool(at, &point, events).await {
+                            output.content.push(ResultPart::text(text));
+                        }
+                    }
                     finish(events, call, output)
                 }
             }))
@@ -139,8 +161,8 @@ impl Runner {
         let (kind, title, locations) = match &call.tool {
             Some(tool) => (
                 tool.kind(),
-                tool.title(call.input, ctx),
-                tool.locations(call.input, ctx),
+                tool.title(&call.input, ctx),
+                tool.locations(&call.input, ctx),
             ),
             None => (ToolKind::Other, call.name.to_string(), Vec::new()),
         };
@@ -154,10 +176,11 @@ impl Runner {
         });
     }
 
-    /// Decides whether a call may run; `Err` holds the result the model gets instead.
+    /// Decides whether a call may run (asking its hooks first, which may change its input);
+    /// `Err` holds the result the model gets instead.
     async fn authorize(
         &mut self,
-        call: &Call<'_>,
+        call: &mut Call<'_>,
         ctx: &ToolContext,
         cancel: &CancellationToken,
     ) -> Result<Arc<dyn Tool>, ToolOutput> {
@@ -171,7 +194,7 @@ impl Runner {
                 self.config.tools.names().join(", ")
             )));
         };
-        if let Value::String(raw) = call.input {
+        if let Value::String(raw) = &call.input {
             return Err(ToolOutput::error(format!(
                 "The arguments for `{}` were not valid JSON, so the call did not run. \
                  Send a JSON object that matches the tool's schema. Received: {raw}",
@@ -185,7 +208,14 @@ impl Runner {
             )));
         }
 
-        let target = tool.target(call.input, ctx);
+        let verdict = self.tool_hooks(call).await;
+        if let Some(HookDecision::Deny(reason)) = &verdict.decision {
+            let reason = format!("blocked by hook {}: {reason}", verdict.decided_by);
+            let output = ToolOutput::error(format!("This call did not run: {reason}"));
+            return Err(self.denied(call, &reason, output));
+        }
+
+        let target = tool.target(&call.input, ctx);
         let (path, command) = match &target {
             CallTarget::Path(path) => (Some(path.as_path()), None),
             CallTarget::Command(command) => (None, Some(command.as_str())),
@@ -198,7 +228,7 @@ impl Runner {
             path,
             command,
             cwd: &self.config.cwd,
-            sandboxed: tool.sandboxed(call.input, ctx),
+            sandboxed: tool.sandboxed(&call.input, ctx),
         };
         self.tell_sandbox_notices();
         let decision = self
@@ -207,6 +237,14 @@ impl Runner {
             .lock()
             .expect("policy lock is never poisoned")
             .decide(&query);
+        let decision = match (decision, verdict.decision) {
+            // A hook's allow skips the question; it never lifts a deny.
+            (Decision::Ask { .. }, Some(HookDecision::Allow)) => Decision::Allow,
+            (Decision::Allow, Some(HookDecision::Ask)) => Decision::Ask {
+                rule_suggestion: larik_permissions::suggest_rule(&query),
+            },
+            (decision, _) => decision,
+        };
         match decision {
             Decision::Allow => Ok(tool),
             Decision::Deny { reason } => Err(self.denied(
@@ -232,6 +270,30 @@ impl Runner {
         }
     }
 
+    /// Runs the hooks before a call: a changed input replaces the call's, their context is
+    /// kept for its result.
+    async fn tool_hooks(&self, call: &mut Call<'_>) -> CallVerdict {
+        if self.hooks.is_empty() {
+            return CallVerdict::default();
+        }
+        let point = ToolCallPoint {
+            call_id: call.id.to_string(),
+            tool: call.name.to_string(),
+            input: call.input.clone(),
+        };
+        let mut verdict = self
+            .hooks
+            .before_tool(&self.loop_context(), &point, &self.events)
+            .await;
+        if let Some(input) = verdict.input.take()
+            && input.is_object()
+        {
+            call.input = input;
+        }
+        call.hook_context = std::mem::take(&mut verdict.context);
+        verdict
+    }
+
     async fn ask(
         &mut self,
         call: &Call<'_>,
@@ -240,7 +302,7 @@ impl Runner {
         cancel: &CancellationToken,
         rule: &str,
     ) -> Result<(), ToolOutput> {
-        if let Some(change) = tool.preview(call.input, ctx).await {
+        if let Some(change) = tool.preview(&call.input, ctx).await {
             self.events.emit(Event::Diff {
                 call_id: call.id.to_string(),
                 change,
@@ -259,7 +321,7 @@ impl Runner {
             request_id: request_id.clone(),
             call_id: call.id.to_string(),
             tool: call.name.to_string(),
-            title: tool.title(call.input, ctx),
+            title: tool.title(&call.input, ctx),
             input: call.input.clone(),
             options: PermissionOption::standard(rule),
         });
@@ -331,6 +393,9 @@ impl Runner {
 /// Reports a finished call and turns it into its result block; a plan the call set is
 /// reported before its end.
 fn finish(events: &EventSink, call: &Call<'_>, mut output: ToolOutput) -> Block {
+    for text in &call.hook_context {
+        output.content.push(ResultPart::text(text.clone()));
+    }
     for change in &output.changes {
         events.emit(Event::Diff {
             call_id: call.id.to_string(),

@@ -14,6 +14,7 @@ use larik_protocol::{Block, Event, Message, ResultPart, StopReason, Usage};
 use larik_providers::ProviderError;
 use tokio_util::sync::CancellationToken;
 
+use crate::hooks::{CompactPoint, CompactTrigger, CompactedPoint};
 use crate::runner::Runner;
 use crate::turn::{Deltas, RequestOutcome, error_kind};
 
@@ -99,7 +100,24 @@ impl Runner {
     ) -> Summarised {
         let keep_last = keep_last.min(self.transcript.len());
         let summarised = self.transcript.len() - keep_last;
-        let instruction = Message::user_text(instruction(instructions));
+        let trigger = match cause {
+            Cause::Requested => CompactTrigger::Manual,
+            Cause::Threshold | Cause::Overflow => CompactTrigger::Auto,
+        };
+        let mut wishes: Vec<String> = instructions.map(str::to_string).into_iter().collect();
+        if !self.hooks.is_empty() {
+            let point = CompactPoint {
+                trigger,
+                instructions: instructions.map(str::to_string),
+            };
+            wishes.extend(
+                self.hooks
+                    .before_compact(&self.loop_context(), &point, &self.events)
+                    .await,
+            );
+        }
+        let wishes = wishes.join("\n\n");
+        let instruction = Message::user_text(instruction(Some(&wishes)));
         let mut messages = self.transcript[..summarised].to_vec();
         messages.push(instruction.clone());
         let mut usage = Usage::default();
@@ -157,6 +175,15 @@ impl Runner {
             summary: summary.clone(),
             messages_replaced: u32::try_from(replaced).unwrap_or(u32::MAX),
         });
+        if !self.hooks.is_empty() {
+            let point = CompactedPoint {
+                trigger,
+                summary: summary.clone(),
+            };
+            self.hooks
+                .after_compact(&self.loop_context(), &point, &self.events)
+                .await;
+        }
         Summarised::Done { usage, summary }
     }
 }

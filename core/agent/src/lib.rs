@@ -11,6 +11,7 @@ mod budget;
 mod calls;
 mod compact;
 mod guard;
+pub mod hooks;
 mod instructions;
 mod prompt;
 mod runner;
@@ -19,6 +20,7 @@ mod undo;
 mod window;
 
 pub use budget::Budget;
+pub use hooks::LoopHook;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -101,6 +103,11 @@ pub struct AgentConfig {
     /// Known models with the configuration's additions: aliases, context windows, output
     /// limits and prices.
     pub models: ModelRegistry,
+    /// Code that runs at points of the loop (see [`hooks`]), in this order.
+    pub hooks: Vec<Arc<dyn LoopHook>>,
+    /// Sections extensions add to the system prompt, after the instruction files and
+    /// before the appended text.
+    pub prompt_sections: Vec<String>,
 }
 
 impl AgentConfig {
@@ -131,6 +138,8 @@ impl AgentConfig {
             budget: None,
             auto_compact_share: Some(DEFAULT_AUTO_COMPACT_SHARE),
             models: ModelRegistry::default(),
+            hooks: Vec::new(),
+            prompt_sections: Vec::new(),
         }
     }
 }

@@ -1,10 +1,10 @@
 //! The system prompt, built once per context so the prompt prefix stays byte-identical
 //! between requests and the provider's cache keeps working.
 //!
-//! It has three parts, each separated by a blank line: the base (Larik's own prompt, or
-//! the `--system-prompt` replacement), the user's instruction files (see
+//! Its parts are separated by blank lines: the base (Larik's own prompt, or the
+//! `--system-prompt` replacement), the user's instruction files (see
 //! [`crate::instructions`]; kept even when the base is replaced, since they are the user's
-//! own), and last whatever `--append-system-prompt` adds. The instruction files are read
+//! own), the sections extensions add, and last whatever `--append-system-prompt` adds. The instruction files are read
 //! here, so they are read once per context: a file edited mid-session takes effect in the
 //! next one, and compaction, which keeps the prompt for the cache, does not re-read them.
 
@@ -24,6 +24,9 @@ pub(crate) fn build(config: &AgentConfig) -> String {
     };
     let files = instructions::load(config.user_config_dir.as_deref(), &config.cwd);
     append_part(&mut prompt, &instructions::render(&files));
+    for section in &config.prompt_sections {
+        append_part(&mut prompt, section);
+    }
     if let Some(extra) = &config.append_system_prompt {
         append_part(&mut prompt, extra);
     }
@@ -106,5 +109,7 @@ mod tests {
         assert_eq!(build(&config), "Replaced.");
         config.append_system_prompt = Some("Appended.".into());
         assert_eq!(build(&config), "Replaced.\n\nAppended.");
+        config.prompt_sections = vec!["Section.".into(), String::new()];
+        assert_eq!(build(&config), "Replaced.\n\nSection.\n\nAppended.");
     }
 }

@@ -97,6 +97,8 @@ pub(crate) struct Runner {
     pub(crate) model_info: crate::window::ModelInfoState,
     /// The token count of the last request, for the context window's fill.
     pub(crate) measured: Option<crate::window::Measured>,
+    /// What runs at the points of the loop.
+    pub(crate) hooks: crate::hooks::HookSet,
 }
 
 impl Runner {
@@ -146,6 +148,7 @@ impl Runner {
             context_window: config.models.context_window(&model_name),
             model_info: Default::default(),
             measured: None,
+            hooks: crate::hooks::HookSet::new(config.hooks.clone()),
             config,
         })
     }
@@ -264,6 +267,21 @@ impl Runner {
             content: results,
             model: None,
         });
+    }
+
+    /// Where the loop is, for the hooks.
+    pub(crate) fn loop_context(&self) -> crate::hooks::LoopContext {
+        crate::hooks::LoopContext {
+            session_id: self.session.id().to_string(),
+            transcript_path: self.session.path().to_path_buf(),
+            cwd: self.config.cwd.clone(),
+            mode: self
+                .shared
+                .policy
+                .lock()
+                .expect("policy lock is never poisoned")
+                .mode(),
+        }
     }
 
     /// The session file's path, for the model to search after a compaction.

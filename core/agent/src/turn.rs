@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::compact::{Cause, Summarised};
 use crate::guard::LoopGuard;
+use crate::hooks::{MAX_STOP_CONTINUATIONS, PromptPoint, StopPoint};
 use crate::runner::Runner;
 use crate::window::Measured;
 
@@ -34,10 +35,21 @@ pub(crate) enum Deltas {
 impl Runner {
     pub(crate) async fn run_turn(&mut self, content: Vec<UserContent>, cancel: CancellationToken) {
         self.turn_number += 1;
-        self.checkpoint = self.turn_checkpoint();
         self.events.emit(Event::TurnStarted {
             turn: self.turn_number,
         });
+        let Some(content) = self.prompt_hooks(content).await else {
+            // Blocked: the prompt never reaches the model or the session file.
+            self.turn_number -= 1;
+            self.events.emit(Event::TurnComplete {
+                stop_reason: StopReason::EndTurn,
+                num_requests: 0,
+                last_message: String::new(),
+                usage: Usage::default(),
+            });
+            return;
+        };
+        self.checkpoint = self.turn_checkpoint();
         let notes = std::mem::take(&mut self.notes_for_model)
             .into_iter()
             .map(|note| Block::Text {
@@ -57,6 +69,8 @@ impl Runner {
         // One compaction per overflow, and never two in a row without a request between.
         let mut overflow_handled = false;
         let mut just_compacted = false;
+        // Times in a row hooks made the turn go on instead of stopping.
+        let mut continued = 0u32;
         let stop_reason = loop {
             if cancel.is_cancelled() {
                 break StopReason::Cancelled;
@@ -151,12 +165,21 @@ impl Runner {
             self.measured = Measured::from_usage(&response.usage, self.transcript.len());
 
             if calls.is_empty() {
-                break match response.stop {
+                let stop = match response.stop {
                     ModelStop::EndTurn | ModelStop::ToolUse => StopReason::EndTurn,
                     ModelStop::MaxTokens => StopReason::MaxTokens,
                     ModelStop::Refusal => StopReason::Refusal,
                 };
+                if stop == StopReason::EndTurn
+                    && let Some(reason) = self.stop_hooks(&last_message, continued).await
+                {
+                    continued += 1;
+                    self.record(Message::user_text(reason));
+                    continue;
+                }
+                break stop;
             }
+            continued = 0;
 
             let results = self.run_calls(&calls, &cancel).await;
             let repeated = guard.observe(&calls, &results);
@@ -179,6 +202,67 @@ impl Runner {
         };
 
         self.complete_turn(stop_reason, requests, last_message, turn_usage);
+    }
+
+    /// Runs the hooks before a prompt; `None` when one blocks it (and says why), else the
+    /// content to send, with the hooks' text replaced or added.
+    async fn prompt_hooks(&mut self, mut content: Vec<UserContent>) -> Option<Vec<UserContent>> {
+        if self.hooks.is_empty() {
+            return Some(content);
+        }
+        let text = content
+            .iter()
+            .filter_map(|part| match part {
+                UserContent::Text { text } => Some(text.as_str()),
+                UserContent::Image { .. } => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        let point = PromptPoint {
+            turn: self.turn_number,
+            text,
+        };
+        let (block, replace, context) = self
+            .hooks
+            .before_prompt(&self.loop_context(), &point, &self.events)
+            .await;
+        if let Some((source, reason)) = block {
+            self.events.emit(Event::Notice {
+                message: format!("hook {source} blocked the prompt: {reason}"),
+            });
+            return None;
+        }
+        if let Some(text) = replace {
+            content.retain(|part| matches!(part, UserContent::Image { .. }));
+            content.insert(0, UserContent::Text { text });
+        }
+        content.extend(context.into_iter().map(|text| UserContent::Text { text }));
+        Some(content)
+    }
+
+    /// Runs the hooks before a turn stops; what the model is told when they ask it to go
+    /// on. After [`MAX_STOP_CONTINUATIONS`] in a row the turn stops anyway, with a notice.
+    async fn stop_hooks(&mut self, last_message: &str, continued: u32) -> Option<String> {
+        if self.hooks.is_empty() {
+            return None;
+        }
+        let point = StopPoint {
+            last_message: last_message.to_string(),
+            continued,
+        };
+        let reason = self
+            .hooks
+            .before_stop(&self.loop_context(), &point, &self.events)
+            .await?;
+        if continued >= MAX_STOP_CONTINUATIONS {
+            self.events.emit(Event::Notice {
+                message: format!(
+                    "hooks asked the turn to go on {continued} times in a row; it stops here"
+                ),
+            });
+            return None;
+        }
+        Some(reason)
     }
 
     /// Ends a turn (or a `/compact`): records its stop reason, requests and usage in the

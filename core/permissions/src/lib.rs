@@ -16,6 +16,7 @@ use std::path::Path;
 
 pub use policy::{PermissionPolicy, RuleSet};
 pub use rule::{Rule, RuleError, normalize_tool_name};
+pub use suggest::suggest_rule;
 
 /// The broad kind of a tool, which decides which path rules apply to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -43,7 +43,7 @@ const RISKY_FIND_ACTIONS: &[&str] = &[
 ];
 
 /// The rule "always allow" would add for this call.
-pub(crate) fn suggest_rule(query: &PermissionQuery) -> String {
+pub fn suggest_rule(query: &PermissionQuery) -> String {
     let category_rule = |name: &str| match query.path {
         Some(path) => format!("{name}({})", rule_path(path, query.cwd)),
         None => name.to_owned(),

@@ -1,0 +1,404 @@
+//! The loop seam: the points of the agent loop where extensions run, and what they may
+//! answer.
+//!
+//! A [`LoopHook`] states only the points it cares about; every method has a default that
+//! changes nothing. The agent calls them where the loop reaches each point: before a prompt
+//! is sent, before and after each tool call, before a turn stops, and around compaction.
+//! Every hook of a point runs at once and their answers combine, the strictest winning (a
+//! block beats an ask, an ask beats an allow; contexts accumulate). A hook answers with an
+//! outcome, never an error: whatever goes wrong inside one is its own to report as a
+//! message for the user, and the loop goes on.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use futures::future::join_all;
+use larik_protocol::{Event, PermissionMode};
+use serde_json::Value;
+
+use crate::runner::EventSink;
+
+/// Where in the session a point is reached, given to every hook call.
+#[derive(Debug, Clone)]
+pub struct LoopContext {
+    /// The session's id.
+    pub session_id: String,
+    /// The session file.
+    pub transcript_path: PathBuf,
+    /// The working directory.
+    pub cwd: PathBuf,
+    /// The permission mode now.
+    pub mode: PermissionMode,
+}
+
+/// A prompt about to be sent to the model.
+#[derive(Debug, Clone)]
+pub struct PromptPoint {
+    /// The turn it starts (1 for a session's first).
+    pub turn: u32,
+    /// The prompt's text (its text parts joined by blank lines).
+    pub text: String,
+}
+
+/// What hooks answer before a prompt is sent.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PromptOutcome {
+    /// Keep the prompt from the model, for this reason (shown to the user).
+    pub block: Option<String>,
+    /// Send this text instead of the prompt's text (images stay).
+    pub replace: Option<String>,
+    /// Text added for the model after the prompt.
+    pub context: Option<String>,
+    /// A message for the user.
+    pub message: Option<String>,
+}
+
+/// A tool call about to be checked and run.
+#[derive(Debug, Clone)]
+pub struct ToolCallPoint {
+    /// The call's id.
+    pub call_id: String,
+    /// The tool's name.
+    pub tool: String,
+    /// Its input.
+    pub input: Value,
+}
+
+/// What a hook decides about a call. Rules still have their say: a deny rule beats a
+/// hook's allow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HookDecision {
+    /// Run it without asking the user (unless a rule denies it).
+    Allow,
+    /// Ask the user even where the rules would allow it.
+    Ask,
+    /// Do not run it; the reason becomes the call's error result.
+    Deny(String),
+}
+
+/// What hooks answer before a tool call.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolCallOutcome {
+    /// Allow, ask or deny; `None` leaves it to the rules and the mode.
+    pub decision: Option<HookDecision>,
+    /// Run the call with this input instead.
+    pub input: Option<Value>,
+    /// Text added for the model to the call's result.
+    pub context: Option<String>,
+    /// A message for the user.
+    pub message: Option<String>,
+}
+
+/// A tool call that ran.
+#[derive(Debug, Clone)]
+pub struct ToolResultPoint {
+    /// The call's id.
+    pub call_id: String,
+    /// The tool's name.
+    pub tool: String,
+    /// The input it ran with.
+    pub input: Value,
+    /// Its result's text.
+    pub output: String,
+    /// Whether it failed.
+    pub is_error: bool,
+}
+
+/// What hooks answer after a tool call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolResultOutcome {
+    /// Text for the model, added to the call's result.
+    pub feedback: Option<String>,
+    /// A message for the user.
+    pub message: Option<String>,
+}
+
+/// A turn about to stop because the model has answered without calling tools.
+#[derive(Debug, Clone)]
+pub struct StopPoint {
+    /// The model's last message.
+    pub last_message: String,
+    /// How many times hooks made this turn go on already.
+    pub continued: u32,
+}
+
+/// What hooks answer before a turn stops.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StopOutcome {
+    /// Go on instead, telling the model this.
+    pub continue_with: Option<String>,
+    /// A message for the user.
+    pub message: Option<String>,
+}
+
+/// What starts a compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompactTrigger {
+    /// The user asked (`/compact`).
+    Manual,
+    /// The context window filled.
+    Auto,
+}
+
+impl CompactTrigger {
+    /// The trigger's name: `manual` or `auto`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CompactTrigger::Manual => "manual",
+            CompactTrigger::Auto => "auto",
+        }
+    }
+}
+
+/// A compaction about to run.
+#[derive(Debug, Clone)]
+pub struct CompactPoint {
+    /// Why it runs.
+    pub trigger: CompactTrigger,
+    /// The user's instructions for the summary, if any.
+    pub instructions: Option<String>,
+}
+
+/// What hooks answer before a compaction.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompactOutcome {
+    /// More instructions for the summary.
+    pub instructions: Option<String>,
+    /// A message for the user.
+    pub message: Option<String>,
+}
+
+/// A compaction that replaced the conversation.
+#[derive(Debug, Clone)]
+pub struct CompactedPoint {
+    /// Why it ran.
+    pub trigger: CompactTrigger,
+    /// The summary that now stands for the conversation.
+    pub summary: String,
+}
+
+/// Code that runs at points of the agent loop. Implement only the points that matter; the
+/// defaults change nothing.
+#[async_trait::async_trait]
+pub trait LoopHook: Send + Sync {
+    /// A short name, shown with the hook's messages and in the model's context tags.
+    fn name(&self) -> &str;
+
+    /// Before a prompt is sent: block it, replace its text, or add context.
+    async fn before_prompt(&self, _at: &LoopContext, _prompt: &PromptPoint) -> PromptOutcome {
+        PromptOutcome::default()
+    }
+
+    /// Before a tool call is checked against the rules: allow, ask or deny it, change its
+    /// input, or add context to its result.
+    async fn before_tool(&self, _at: &LoopContext, _call: &ToolCallPoint) -> ToolCallOutcome {
+        ToolCallOutcome::default()
+    }
+
+    /// After a tool call ran (or failed): add feedback to its result.
+    async fn after_tool(&self, _at: &LoopContext, _result: &ToolResultPoint) -> ToolResultOutcome {
+        ToolResultOutcome::default()
+    }
+
+    /// Before a turn stops: ask the model to go on.
+    async fn before_stop(&self, _at: &LoopContext, _stop: &StopPoint) -> StopOutcome {
+        StopOutcome::default()
+    }
+
+    /// Before a compaction: add instructions for the summary.
+    async fn before_compact(&self, _at: &LoopContext, _compact: &CompactPoint) -> CompactOutcome {
+        CompactOutcome::default()
+    }
+
+    /// After a compaction replaced the conversation; returns a message for the user, if
+    /// any.
+    async fn after_compact(
+        &self,
+        _at: &LoopContext,
+        _compacted: &CompactedPoint,
+    ) -> Option<String> {
+        None
+    }
+}
+
+/// How many times in a row hooks may make one turn go on before the agent stops anyway.
+pub const MAX_STOP_CONTINUATIONS: u32 = 8;
+
+/// Hook text for the model, tagged with its source.
+pub(crate) fn context_tag(source: &str, text: &str) -> String {
+    format!("<hook-context source=\"{source}\">\n{text}\n</hook-context>")
+}
+
+/// Hook feedback for the model, tagged with its source.
+pub(crate) fn feedback_tag(source: &str, text: &str) -> String {
+    format!("<hook-feedback source=\"{source}\">\n{text}\n</hook-feedback>")
+}
+
+/// The hooks of one agent, run together at each point.
+#[derive(Clone, Default)]
+pub(crate) struct HookSet {
+    hooks: Vec<Arc<dyn LoopHook>>,
+}
+
+/// The combined answer of every hook at a tool call.
+#[derive(Debug, Default)]
+pub(crate) struct CallVerdict {
+    pub(crate) decision: Option<HookDecision>,
+    /// The hook that decided, for the denial's wording.
+    pub(crate) decided_by: String,
+    pub(crate) input: Option<Value>,
+    pub(crate) context: Vec<String>,
+}
+
+impl HookSet {
+    pub(crate) fn new(hooks: Vec<Arc<dyn LoopHook>>) -> Self {
+        HookSet { hooks }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.hooks.is_empty()
+    }
+
+    fn tell(events: &EventSink, source: &str, message: Option<String>) {
+        if let Some(message) = message.filter(|message| !message.trim().is_empty()) {
+            events.emit(Event::Notice {
+                message: format!("hook {source}: {message}"),
+            });
+        }
+    }
+
+    /// Runs every hook's `before_prompt`; the first block and the first replacement (in
+    /// hook order) win, contexts accumulate as tagged text.
+    pub(crate) async fn before_prompt(
+        &self,
+        at: &LoopContext,
+        prompt: &PromptPoint,
+        events: &EventSink,
+    ) -> (Option<(String, String)>, Option<String>, Vec<String>) {
+        let answers = join_all(self.hooks.iter().map(|hook| hook.before_prompt(at, prompt))).await;
+        let (mut block, mut replace, mut context) = (None, None, Vec::new());
+        for (hook, answer) in self.hooks.iter().zip(answers) {
+            Self::tell(events, hook.name(), answer.message);
+            if block.is_none()
+                && let Some(reason) = answer.block
+            {
+                block = Some((hook.name().to_string(), reason));
+            }
+            if replace.is_none() {
+                replace = answer.replace;
+            }
+            if let Some(text) = answer.context {
+                context.push(context_tag(hook.name(), &text));
+            }
+        }
+        (block, replace, context)
+    }
+
+    /// Runs every hook's `before_tool`; the strictest decision wins (deny, then ask, then
+    /// allow), the first changed input (in hook order) is used, contexts accumulate.
+    pub(crate) async fn before_tool(
+        &self,
+        at: &LoopContext,
+        call: &ToolCallPoint,
+        events: &EventSink,
+    ) -> CallVerdict {
+        let answers = join_all(self.hooks.iter().map(|hook| hook.before_tool(at, call))).await;
+        let mut verdict = CallVerdict::default();
+        let rank = |decision: &Option<HookDecision>| match decision {
+            None => 0,
+            Some(HookDecision::Allow) => 1,
+            Some(HookDecision::Ask) => 2,
+            Some(HookDecision::Deny(_)) => 3,
+        };
+        for (hook, answer) in self.hooks.iter().zip(answers) {
+            Self::tell(events, hook.name(), answer.message);
+            if rank(&answer.decision) > rank(&verdict.decision) {
+                verdict.decision = answer.decision;
+                verdict.decided_by = hook.name().to_string();
+            }
+            if verdict.input.is_none() {
+                verdict.input = answer.input;
+            }
+            if let Some(text) = answer.context {
+                verdict.context.push(context_tag(hook.name(), &text));
+            }
+        }
+        verdict
+    }
+
+    /// Runs every hook's `after_tool`; returns their feedback as tagged text.
+    pub(crate) async fn after_tool(
+        &self,
+        at: &LoopContext,
+        result: &ToolResultPoint,
+        events: &EventSink,
+    ) -> Vec<String> {
+        let answers = join_all(self.hooks.iter().map(|hook| hook.after_tool(at, result))).await;
+        let mut feedback = Vec::new();
+        for (hook, answer) in self.hooks.iter().zip(answers) {
+            Self::tell(events, hook.name(), answer.message);
+            if let Some(text) = answer.feedback {
+                feedback.push(feedback_tag(hook.name(), &text));
+            }
+        }
+        feedback
+    }
+
+    /// Runs every hook's `before_stop`; returns what the model is told when any asks to go
+    /// on.
+    pub(crate) async fn before_stop(
+        &self,
+        at: &LoopContext,
+        stop: &StopPoint,
+        events: &EventSink,
+    ) -> Option<String> {
+        let answers = join_all(self.hooks.iter().map(|hook| hook.before_stop(at, stop))).await;
+        let mut reasons = Vec::new();
+        for (hook, answer) in self.hooks.iter().zip(answers) {
+            Self::tell(events, hook.name(), answer.message);
+            if let Some(reason) = answer.continue_with {
+                reasons.push(feedback_tag(hook.name(), &reason));
+            }
+        }
+        (!reasons.is_empty()).then(|| reasons.join("\n"))
+    }
+
+    /// Runs every hook's `before_compact`; returns the instructions they add.
+    pub(crate) async fn before_compact(
+        &self,
+        at: &LoopContext,
+        compact: &CompactPoint,
+        events: &EventSink,
+    ) -> Vec<String> {
+        let answers = join_all(
+            self.hooks
+                .iter()
+                .map(|hook| hook.before_compact(at, compact)),
+        )
+        .await;
+        let mut added = Vec::new();
+        for (hook, answer) in self.hooks.iter().zip(answers) {
+            Self::tell(events, hook.name(), answer.message);
+            added.extend(answer.instructions);
+        }
+        added
+    }
+
+    /// Runs every hook's `after_compact`.
+    pub(crate) async fn after_compact(
+        &self,
+        at: &LoopContext,
+        compacted: &CompactedPoint,
+        events: &EventSink,
+    ) {
+        let answers = join_all(
+            self.hooks
+                .iter()
+                .map(|hook| hook.after_compact(at, compacted)),
+        )
+        .await;
+        for (hook, message) in self.hooks.iter().zip(answers) {
+            Self::tell(events, hook.name(), message);
+        }
+    }
+}
