@@ -9,6 +9,7 @@
 //! `session/cancel` and permission answers are read while a prompt runs.
 
 mod content;
+mod editor_mcp;
 mod files;
 mod options;
 mod server;
@@ -26,25 +27,24 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::{Agent, Error, Stdio};
 use tokio::sync::mpsc;
 
+use crate::assembly::{self, Process};
 use crate::cli::AgentOptions;
-use crate::setup;
-use server::{Server, announce_commands, config_option_answer, gone};
+use server::{Server, config_option_answer, gone};
 use session::Command;
 
 /// Serves ACP on stdin/stdout until the editor closes the connection.
 pub async fn run(options: AgentOptions) -> anyhow::Result<ExitCode> {
-    let env = setup::environment();
-    setup::check_options(&options, &env)?;
+    let env = assembly::environment();
     // Sessions start when the editor asks; have the root certificates ready by then, and
     // old checkpoints gone.
-    setup::prefetch_tls(&env, options.model.as_deref());
-    let pruning = setup::prune_checkpoints_for_cwd(&env);
-    let server = Arc::new(Server::new(options, env)?);
+    assembly::prefetch_tls(&env, options.model.as_deref());
+    let process = Process::new(env, options)?;
+    process.prune_checkpoints_for(std::env::current_dir().unwrap_or_else(|_| "/".into()));
+    let server = Arc::new(Server::new(process));
     let result = serve(Arc::clone(&server)).await;
     server.close_all().await;
-    larik_sandbox::kill_started_groups();
-    for warning in pruning.finish() {
-        eprintln!("larik: warning: {warning}");
+    for notice in server.shutdown().await {
+        eprintln!("larik: warning: {notice}");
     }
     match result {
         Ok(()) => Ok(ExitCode::SUCCESS),
@@ -84,7 +84,7 @@ async fn serve(server: Arc<Server>) -> Result<(), Error> {
                 responder.respond_with_result(created)?;
                 // The editor learns the session id from the response; updates come after it.
                 if let Some(session_id) = session_id {
-                    announce_commands(&session_id, &connection);
+                    s2.announce_commands(&session_id, &connection);
                 }
                 Ok(())
             },

@@ -10,7 +10,7 @@ use anyhow::{Context, bail};
 /// Lists the pending approvals of the project in the current directory, or approves the
 /// given keys (or all).
 pub fn run(keys: &[String], all: bool) -> anyhow::Result<ExitCode> {
-    let env = crate::setup::environment();
+    let env = crate::assembly::environment();
     let cwd = std::env::current_dir()?;
     let context = env.config_context(&cwd);
     let Some(config_dir) = context.config_dir.clone() else {

@@ -9,75 +9,68 @@ use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use anyhow::bail;
 use larik_agent::AskPolicy;
-use larik_protocol::{Event, Op, StopReason, ToolCallStatus, Usage};
+use larik_protocol::{Event, Message, Op, StopReason, ToolCallStatus, Usage};
 use serde_json::{Value, json};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
+use crate::assembly::{self, Branch, Open, Process, SessionRequest, SetupError};
 use crate::cli::{Cli, OutputFormat};
-use crate::setup;
+use crate::commands::{Builtin, Invocation, SlashCommands};
 
 /// Runs the `-p` front end.
-pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
+pub async fn run(args: Cli) -> Result<ExitCode, SetupError> {
     if !args.print {
-        bail!(
+        return Err(SetupError::usage(
             "the interactive terminal is not part of this build; run a prompt headless with \
-             `larik -p \"PROMPT\"`"
-        );
+             `larik -p \"PROMPT\"`",
+        ));
     }
-    let env = setup::environment();
-    setup::prefetch_tls(&env, args.agent.model.as_deref());
-    let cwd = std::env::current_dir()?;
-    let mut prepared = setup::prepare(&args, &env, cwd)?;
-    // The session's own checkpoints are open (and so kept) before the pruning starts.
-    let pruning = setup::prune_checkpoints(&env, &prepared.settings);
-    let servers = setup::language_servers(
-        &env,
-        &prepared.config.cwd,
-        &prepared.settings.lsp,
-        &mut prepared.warnings,
-    )?;
-    for warning in &prepared.warnings {
-        eprintln!("larik: warning: {warning}");
+    let env = assembly::environment();
+    assembly::prefetch_tls(&env, args.agent.model.as_deref());
+    let cwd = std::env::current_dir()
+        .map_err(|error| SetupError::internal(format!("no working directory: {error}")))?;
+    let process = Process::new(env, args.agent.clone())?;
+    let mut request = SessionRequest::new(cwd, open(&args)?);
+    request.ask_policy = AskPolicy::Refuse;
+    let assembled = process.assemble(request)?;
+    for notice in &assembled.notices {
+        eprintln!("larik: warning: {notice}");
     }
+    let mut agent = assembled.agent;
 
-    let mut prompt = args.prompt.clone().unwrap_or_default();
-    if prompt.is_empty()
-        && let Some(rewound) = &prepared.rewound_prompt
-    {
-        prompt = rewound.text();
-    }
-    if !std::io::stdin().is_terminal() {
-        // Piped input is part of the prompt (`cat error.log | larik -p "explain this"`).
-        let mut piped = String::new();
-        std::io::stdin().read_to_string(&mut piped)?;
-        if !piped.trim().is_empty() {
-            prompt = if prompt.trim().is_empty() {
-                piped
-            } else {
-                format!("{prompt}\n\n{piped}")
-            };
+    let prompt = match prompt(&args, assembled.rewound_prompt.as_ref()) {
+        Ok(prompt) => prompt,
+        Err(error) => {
+            let _ = agent.ops.send(Op::Shutdown);
+            let _ = agent.task.await;
+            finish(&process).await;
+            return Err(error);
         }
-    }
-    if prompt.trim().is_empty() {
-        bail!("no prompt: give one after -p, or pipe it on stdin");
-    }
-
-    prepared.config.ask_policy = AskPolicy::Refuse;
-    setup::attach_language_servers(&args.agent, &mut prepared.config, servers.as_ref());
+    };
     let started = Instant::now();
-    let mut agent = larik_agent::spawn(prepared.config, prepared.session)?;
-    // `/undo` (with -c or --resume) puts back the files of the session's last turn that
-    // changed any, instead of asking the model.
-    if prompt.trim() == "/undo" {
-        agent.ops.send(Op::Undo)?;
-    } else {
-        agent.ops.send(Op::user_text(prompt))?;
-    }
+    let commands = SlashCommands::with(assembled.commands);
+    let op = match commands.parse(&prompt) {
+        // `/undo` (with -c or --resume) puts back the files of the session's last turn that
+        // changed any, instead of asking the model.
+        Some(Invocation {
+            command: Builtin::Undo,
+            ..
+        }) => Op::Undo,
+        Some(Invocation {
+            command: Builtin::Compact,
+            argument,
+        }) => Op::Compact {
+            instructions: argument,
+        },
+        // The other commands reach the model as prompts in this front end.
+        _ => Op::user_text(prompt),
+    };
+    let _ = agent.ops.send(op);
 
     let mut printer = Printer::new(args.output_format, args.verbose);
-    let mut signals = Signals::new()?;
+    let mut signals = Signals::new()
+        .map_err(|error| SetupError::internal(format!("cannot watch signals: {error}")))?;
     loop {
         let event = tokio::select! {
             event = agent.events.recv() => event,
@@ -101,17 +94,12 @@ pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
         }
     }
     let _ = agent.task.await;
-    // Background jobs the model started do not outlive the run; nor do language servers.
-    larik_sandbox::kill_started_groups();
-    if let Some(servers) = servers {
-        servers.shutdown().await;
-    }
-    for warning in pruning.finish() {
-        eprintln!("larik: warning: {warning}");
-    }
+    finish(&process).await;
 
     let Some(outcome) = printer.outcome.take() else {
-        bail!("the agent stopped before the turn finished");
+        return Err(SetupError::internal(
+            "the agent stopped before the turn finished",
+        ));
     };
     printer.result(&outcome, started);
     if printer.errors.is_empty() {
@@ -135,6 +123,64 @@ pub async fn run(args: Cli) -> anyhow::Result<ExitCode> {
         _ if printer.is_error(&outcome) => ExitCode::FAILURE,
         _ => ExitCode::SUCCESS,
     })
+}
+
+/// Which session `-c`, `--resume`, `--fork` and `--rewind` ask for.
+fn open(args: &Cli) -> Result<Open, SetupError> {
+    let branch = match (args.fork, args.rewind) {
+        (true, _) => Branch::Fork,
+        (false, Some(prompt)) => Branch::Rewind(prompt),
+        (false, None) => Branch::Append,
+    };
+    Ok(if args.continue_session {
+        Open::Latest(branch)
+    } else if let Some(id) = &args.resume {
+        Open::Id(id.clone(), branch)
+    } else if branch != Branch::Append {
+        return Err(SetupError::usage(
+            "--fork and --rewind need a session: add -c or --resume ID",
+        ));
+    } else {
+        Open::New
+    })
+}
+
+/// The prompt: the argument, else the one a rewind gave back, with piped input added (or
+/// as the prompt when there is none).
+fn prompt(args: &Cli, rewound: Option<&Message>) -> Result<String, SetupError> {
+    let mut prompt = args.prompt.clone().unwrap_or_default();
+    if prompt.is_empty()
+        && let Some(rewound) = rewound
+    {
+        prompt = rewound.text();
+    }
+    if !std::io::stdin().is_terminal() {
+        // Piped input is part of the prompt (`cat error.log | larik -p "explain this"`).
+        let mut piped = String::new();
+        std::io::stdin()
+            .read_to_string(&mut piped)
+            .map_err(|error| SetupError::usage(format!("cannot read stdin: {error}")))?;
+        if !piped.trim().is_empty() {
+            prompt = if prompt.trim().is_empty() {
+                piped
+            } else {
+                format!("{prompt}\n\n{piped}")
+            };
+        }
+    }
+    if prompt.trim().is_empty() {
+        return Err(SetupError::usage(
+            "no prompt: give one after -p, or pipe it on stdin",
+        ));
+    }
+    Ok(prompt)
+}
+
+/// Background jobs the model started do not outlive the run; nor do language servers.
+async fn finish(process: &Process) {
+    for notice in process.shutdown().await {
+        eprintln!("larik: warning: {notice}");
+    }
 }
 
 /// How the turn ended.

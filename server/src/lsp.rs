@@ -10,33 +10,30 @@ mod session;
 mod transport;
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use tower_lsp_server::{LspService, Server};
 
+use crate::assembly::{self, Process};
 use crate::cli::AgentOptions;
-use crate::setup;
 use backend::Backend;
 
 /// Serves the Language Server Protocol on stdin and stdout until the editor exits.
 pub async fn run(options: AgentOptions) -> anyhow::Result<ExitCode> {
-    let env = setup::environment();
-    setup::check_options(&options, &env)?;
-    setup::prefetch_tls(&env, options.model.as_deref());
-    // Fail before serving when there is no data directory.
-    env.data_dir()?;
-    let pruning = setup::prune_checkpoints_for_cwd(&env);
-    let (service, socket) = LspService::build(move |client| {
-        Backend::new(client, options.clone(), env.clone())
-            .expect("the data directory was checked before serving")
-    })
-    .custom_method("larik/newSession", Backend::new_session)
-    .custom_method("larik/prompt", Backend::prompt)
-    .custom_method("larik/cancel", Backend::cancel)
-    .custom_method("larik/sessions", Backend::sessions)
-    .custom_method("larik/setMode", Backend::set_mode)
-    .custom_method("larik/setModel", Backend::set_model)
-    .custom_method("window/workDoneProgress/cancel", Backend::progress_cancel)
-    .finish();
+    let env = assembly::environment();
+    assembly::prefetch_tls(&env, options.model.as_deref());
+    let process = Arc::new(Process::new(env, options)?);
+    process.prune_checkpoints_for(std::env::current_dir().unwrap_or_else(|_| "/".into()));
+    let shared = Arc::clone(&process);
+    let (service, socket) = LspService::build(move |client| Backend::new(client, shared))
+        .custom_method("larik/newSession", Backend::new_session)
+        .custom_method("larik/prompt", Backend::prompt)
+        .custom_method("larik/cancel", Backend::cancel)
+        .custom_method("larik/sessions", Backend::sessions)
+        .custom_method("larik/setMode", Backend::set_mode)
+        .custom_method("larik/setModel", Backend::set_model)
+        .custom_method("window/workDoneProgress/cancel", Backend::progress_cancel)
+        .finish();
     // The service talks to the editor through a screen that answers malformed messages
     // itself (see transport.rs).
     let (service_input, editor_side_input) = tokio::io::duplex(1 << 20);
@@ -57,9 +54,8 @@ pub async fn run(options: AgentOptions) -> anyhow::Result<ExitCode> {
         .serve(service)
         .await;
     let _ = writer.await;
-    larik_sandbox::kill_started_groups();
-    for warning in pruning.finish() {
-        eprintln!("larik: warning: {warning}");
+    for notice in process.shutdown().await {
+        eprintln!("larik: warning: {notice}");
     }
     Ok(ExitCode::SUCCESS)
 }

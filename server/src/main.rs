@@ -1,15 +1,19 @@
 //! The `larik` binary: parses the command line and hands off to a front end.
 //!
-//! `main` only calls [`try_main`] and prints the error; every front end lives in its own
-//! module and speaks to the agent through the protocol crate's `Op` and `Event`.
+//! `main` only calls [`try_main`] and prints the error (`larik -p` exits with 2 when it is
+//! the user's to fix — a bad flag, a missing key, no such session — and 1 otherwise);
+//! every front end lives in its own module, starts its sessions through [`assembly`], and
+//! speaks to the agent through the protocol crate's `Op` and `Event`.
 
 mod acp;
 mod approve;
+mod assembly;
 mod cli;
+mod commands;
 mod headless;
+mod lock;
 mod lsp;
 mod sessions;
-mod setup;
 mod undo;
 
 use std::process::ExitCode;
@@ -43,6 +47,13 @@ fn try_main() -> anyhow::Result<ExitCode> {
             runtime.shutdown_background();
             code
         }
-        None => runtime.block_on(headless::run(args)),
+        None => match runtime.block_on(headless::run(args)) {
+            Ok(code) => Ok(code),
+            // `larik -p` tells a mistake the user can fix (exit 2) from a failure (exit 1).
+            Err(error) => {
+                eprintln!("larik: {error}");
+                Ok(ExitCode::from(if error.is_usage() { 2 } else { 1 }))
+            }
+        },
     }
 }

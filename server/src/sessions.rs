@@ -9,7 +9,7 @@ use serde_json::json;
 
 /// Prints the sessions of the current directory as a table or JSON lines.
 pub fn list(json_lines: bool) -> anyhow::Result<ExitCode> {
-    let env = crate::setup::environment();
+    let env = crate::assembly::environment();
     let cwd = std::env::current_dir()?;
     let store = SessionStore::new(Environment::data_dir(&env)?);
     let sessions = store.list(&cwd)?;

@@ -151,8 +151,13 @@ impl Harness {
 
     /// `larik acp` on pipes, for raw JSON-RPC.
     pub fn raw(&self) -> Raw {
+        self.raw_with_flags(&[])
+    }
+
+    /// `larik acp FLAGS…` on pipes, for raw JSON-RPC.
+    pub fn raw_with_flags(&self, flags: &[&str]) -> Raw {
         let mut command = self.clean_command(env!("CARGO_BIN_EXE_larik"));
-        command.arg("acp").stdin(Stdio::piped());
+        command.arg("acp").args(flags).stdin(Stdio::piped());
         for (key, value) in self.agent_env() {
             command.env(key, value);
         }

@@ -440,6 +440,23 @@ async fn bad_flags_are_refused_before_serving() {
     }
 }
 
+/// A session that cannot start because of the user's setup (no key for the model's
+/// provider) is refused as invalid params naming the variable to set, and serving goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_api_key_is_invalid_params_naming_the_variable() {
+    let harness = Harness::new().await;
+    let mut raw = harness.raw_with_flags(&["--model", "openai/gpt-5.1"]);
+    let refused = raw.open_session(&harness).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("OPENAI_API_KEY"), "{refused}");
+    let listed = raw
+        .request("session/list", json!({"cwd": harness.cwd()}))
+        .await;
+    assert!(listed["result"]["sessions"].is_array(), "{listed}");
+    raw.finish().await;
+}
+
 /// Configuration notices reach the editor once, with the first prompt's answer; the shared
 /// deny rule applies to the session.
 #[tokio::test(flavor = "multi_thread")]

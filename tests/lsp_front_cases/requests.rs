@@ -454,3 +454,30 @@ async fn old_checkpoints_are_pruned_at_start() {
             .exists()
     );
 }
+
+/// A session that cannot start because of the user's setup (no key for the model's
+/// provider) is refused as invalid params naming the variable to set.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_api_key_is_invalid_params_naming_the_variable() {
+    let harness = Harness::new().await;
+    let log = harness
+        .drive_with_flags(
+            &["--model", "openai/gpt-5.1"],
+            json!({
+                "client": "visual-studio-code",
+                "steps": [
+                    initialize(),
+                    {"request": "larik/newSession", "name": "no key", "params": {}},
+                ],
+            }),
+        )
+        .await;
+    let refused = log.error("no key");
+    assert_eq!(refused["code"], -32602, "{refused}");
+    assert!(
+        refused["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("OPENAI_API_KEY")),
+        "{refused}"
+    );
+}

@@ -1,5 +1,4 @@
-//! What the editor sends as a prompt, turned into the agent's user content; and the slash
-//! commands a prompt can start with.
+//! What the editor sends as a prompt, turned into the agent's user content.
 //!
 //! Embedded resources (files the user attached with `@`) become text wrapped in a
 //! `<context ref="…">` tag so the model knows where the text came from; resource links
@@ -7,44 +6,6 @@
 
 use agent_client_protocol::v1::schema::{ContentBlock, EmbeddedResourceResource};
 use larik_protocol::UserContent;
-
-/// A slash command at the start of a prompt.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SlashCommand {
-    /// `/compact [instructions]`.
-    Compact(Option<String>),
-    /// `/model [provider/model]`.
-    Model(Option<String>),
-    /// `/mode [name]`.
-    Mode(Option<String>),
-    /// `/cost`.
-    Cost,
-    /// `/undo`.
-    Undo,
-}
-
-/// The slash command a prompt starts with, when its text is one of ours. Anything else
-/// (including an unknown `/word`) is an ordinary prompt.
-pub fn slash_command(prompt: &[ContentBlock]) -> Option<SlashCommand> {
-    let [ContentBlock::Text(text)] = prompt else {
-        return None;
-    };
-    let line = text.text.trim();
-    let rest = line.strip_prefix('/')?;
-    let (name, argument) = match rest.split_once(char::is_whitespace) {
-        Some((name, argument)) => (name, Some(argument.trim().to_string())),
-        None => (rest, None),
-    };
-    let argument = argument.filter(|argument| !argument.is_empty());
-    Some(match name {
-        "compact" => SlashCommand::Compact(argument),
-        "model" => SlashCommand::Model(argument),
-        "mode" => SlashCommand::Mode(argument),
-        "cost" => SlashCommand::Cost,
-        "undo" => SlashCommand::Undo,
-        _ => return None,
-    })
-}
 
 /// Why a prompt cannot be sent to the model.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -115,27 +76,6 @@ mod tests {
 
     fn text(text: &str) -> ContentBlock {
         ContentBlock::Text(TextContent::new(text))
-    }
-
-    #[test]
-    fn slash_commands_are_parsed_with_their_argument() {
-        assert_eq!(
-            slash_command(&[text("/compact keep the API notes")]),
-            Some(SlashCommand::Compact(Some("keep the API notes".into())))
-        );
-        assert_eq!(
-            slash_command(&[text("  /model  ")]),
-            Some(SlashCommand::Model(None))
-        );
-        assert_eq!(
-            slash_command(&[text("/mode plan")]),
-            Some(SlashCommand::Mode(Some("plan".into())))
-        );
-        assert_eq!(slash_command(&[text("/cost")]), Some(SlashCommand::Cost));
-        assert_eq!(slash_command(&[text("/undo")]), Some(SlashCommand::Undo));
-        assert_eq!(slash_command(&[text("/unknown thing")]), None);
-        assert_eq!(slash_command(&[text("explain /compact")]), None);
-        assert_eq!(slash_command(&[text("/compact"), text("more")]), None);
     }
 
     #[test]

@@ -10,6 +10,8 @@ use agent_client_protocol::v1::schema::{
 use larik_protocol::{PermissionMode, ReasoningEffort};
 use larik_providers::{KNOWN_MODELS, known_model};
 
+use crate::commands::SlashCommands;
+
 /// The config option id of the permission mode.
 pub const MODE_OPTION: &str = "mode";
 /// The config option id of the model.
@@ -166,35 +168,21 @@ pub fn select(option: &mut SessionConfigOption, value: &str) {
     }
 }
 
-/// The slash commands every session has.
-pub fn commands() -> Vec<AvailableCommand> {
-    let with_hint = |name: &str, description: &str, hint: &str| {
-        AvailableCommand::new(name, description).input(AvailableCommandInput::Unstructured(
-            UnstructuredCommandInput::new(hint),
-        ))
-    };
-    vec![
-        with_hint(
-            "compact",
-            "Replace the conversation with a summary to free the context window",
-            "what the summary should keep (optional)",
-        ),
-        with_hint(
-            "model",
-            "Show the models or switch to one",
-            "provider/model (optional)",
-        ),
-        with_hint(
-            "mode",
-            "Show the permission modes or switch to one",
-            "default | acceptEdits | plan | bypassPermissions (optional)",
-        ),
-        AvailableCommand::new("cost", "Show the tokens and cost of this session"),
-        AvailableCommand::new(
-            "undo",
-            "Put back the files the last turn that changed files changed",
-        ),
-    ]
+/// The slash commands as the editor's prompt box offers them.
+pub fn available_commands(commands: &SlashCommands) -> Vec<AvailableCommand> {
+    commands
+        .advertised()
+        .iter()
+        .map(|spec| {
+            let command = AvailableCommand::new(spec.name.as_str(), spec.description.as_str());
+            match &spec.hint {
+                Some(hint) => command.input(AvailableCommandInput::Unstructured(
+                    UnstructuredCommandInput::new(hint.as_str()),
+                )),
+                None => command,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -9,13 +9,13 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AvailableCommandsUpdate, ClientCapabilities, CloseSessionRequest,
-    CloseSessionResponse, Implementation, InitializeRequest, InitializeResponse,
+    CloseSessionResponse, ContentBlock, Implementation, InitializeRequest, InitializeResponse,
     ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
     McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse, PromptCapabilities,
     PromptRequest, ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities,
@@ -24,21 +24,22 @@ use agent_client_protocol::v1::schema::{
     SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::{Client, Error, ErrorCode};
-use larik_agent::{AgentHandle, SessionState};
-use larik_config::{Environment, Settings};
-use larik_protocol::{PermissionMode, ReasoningEffort, Usage};
+use larik_protocol::PermissionMode;
 use larik_providers::PROVIDERS;
-use larik_session::{LoadedSession, SessionStore};
+use larik_session::LoadedSession;
+use larik_tools::FileAccess;
 use larik_tools::ToolRegistry;
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::content::{SlashCommand, slash_command, user_content};
+use super::content::user_content;
+use super::editor_mcp::editor_mcp_server;
 use super::files::EditorFiles;
-use super::options::{self, MODE_OPTION, commands, mode_state};
+use super::options::{self, MODE_OPTION, mode_state};
 use super::session::{self, Command, LocalReply, Start, Work};
 use super::updates;
-use crate::cli::AgentOptions;
-use crate::setup;
+use crate::assembly::{Assembled, Branch, Open, Process, SessionRequest, SetupError, parse_mode};
+use crate::commands::{Builtin, Invocation, SlashCommands};
+use crate::lock::locked as lock;
 
 /// A session of this process.
 struct Live {
@@ -47,53 +48,22 @@ struct Live {
     stopped: watch::Receiver<bool>,
     /// A `session/close` is under way.
     closing: bool,
+    /// Its slash commands.
+    slash: SlashCommands,
 }
 
 /// Where a session id stands in the registry.
 enum Lookup {
-    Running(mpsc::UnboundedSender<Command>),
+    Running(mpsc::UnboundedSender<Command>, SlashCommands),
     Closing,
     Absent,
 }
 
-/// An agent started for a session, not yet attached to a session task.
-struct Started {
-    agent: AgentHandle,
-    mode: PermissionMode,
-    model: String,
-    reasoning: Option<ReasoningEffort>,
-    usage: Usage,
-    /// The session's spending cap, if any.
-    budget: Option<Arc<larik_agent::Budget>>,
-    /// What the user should hear about the configuration, told with the first prompt.
-    notices: Vec<String>,
-}
-
-/// What a session's agent is started with.
-struct Configured {
-    cwd: PathBuf,
-    model: String,
-    settings: Settings,
-    notices: Vec<String>,
-}
-
 /// What all handlers share.
 pub struct Server {
-    options: AgentOptions,
-    env: Environment,
-    store: SessionStore,
+    process: Process,
     client: Mutex<ClientCapabilities>,
     sessions: Mutex<HashMap<String, Live>>,
-    /// One set of language servers per project, shared by its sessions.
-    language_servers: setup::ProjectServers,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Every change under these locks is one assignment, insert or remove, so a panic
-    // elsewhere cannot leave them half-changed.
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn invalid_params(message: impl Into<String>) -> Error {
@@ -106,6 +76,16 @@ fn invalid_params_of(error: impl std::fmt::Display) -> Error {
 
 fn internal(message: impl std::fmt::Display) -> Error {
     Error::new(ErrorCode::INTERNAL_ERROR, message.to_string())
+}
+
+/// A session that could not start: the user's mistake is `invalid_params`, Larik's own
+/// failure an internal error.
+fn setup_error(error: SetupError) -> Error {
+    if error.is_usage() {
+        invalid_params(error.to_string())
+    } else {
+        internal(error)
+    }
 }
 
 /// The error for a session id this process does not know (or no longer serves).
@@ -135,14 +115,6 @@ fn check_cwd(cwd: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// Tells the editor the slash commands of a session it knows.
-pub fn announce_commands(session_id: &SessionId, connection: &ConnectionTo<Client>) {
-    let _ = connection.send_notification(SessionNotification::new(
-        session_id.clone(),
-        SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands())),
-    ));
-}
-
 fn mode_of(config: &[SessionConfigOption]) -> PermissionMode {
     config
         .iter()
@@ -153,17 +125,13 @@ fn mode_of(config: &[SessionConfigOption]) -> PermissionMode {
 }
 
 impl Server {
-    /// A server with no sessions yet.
-    pub fn new(options: AgentOptions, env: Environment) -> anyhow::Result<Self> {
-        let store = SessionStore::new(env.data_dir()?);
-        Ok(Server {
-            options,
-            env,
-            store,
+    /// A server with no sessions yet, starting them in `process`.
+    pub fn new(process: Process) -> Self {
+        Server {
+            process,
             client: Mutex::new(ClientCapabilities::new()),
             sessions: Mutex::new(HashMap::new()),
-            language_servers: setup::ProjectServers::default(),
-        })
+        }
     }
 
     /// `initialize`: remembers what the editor can do and says what Larik can.
@@ -195,7 +163,13 @@ impl Server {
     fn providers_with_keys(&self) -> Vec<String> {
         PROVIDERS
             .iter()
-            .filter(|provider| self.env.provider_endpoint(provider).api_key.is_some())
+            .filter(|provider| {
+                self.process
+                    .env
+                    .provider_endpoint(provider)
+                    .api_key
+                    .is_some()
+            })
             .map(|provider| provider.to_string())
             .collect()
     }
@@ -211,8 +185,24 @@ impl Server {
                 Lookup::Absent
             }
             Some(live) if live.closing => Lookup::Closing,
-            Some(live) => Lookup::Running(live.commands.clone()),
+            Some(live) => Lookup::Running(live.commands.clone(), live.slash.clone()),
         }
+    }
+
+    /// Tells the editor the slash commands of a session it knows.
+    pub fn announce_commands(&self, session_id: &SessionId, connection: &ConnectionTo<Client>) {
+        let Some(slash) = lock(&self.sessions)
+            .get(&session_id.to_string())
+            .map(|live| live.slash.clone())
+        else {
+            return;
+        };
+        let _ = connection.send_notification(SessionNotification::new(
+            session_id.clone(),
+            SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(
+                options::available_commands(&slash),
+            )),
+        ));
     }
 
     /// The command channel of a running session.
@@ -221,7 +211,7 @@ impl Server {
         session_id: &SessionId,
     ) -> Result<mpsc::UnboundedSender<Command>, Error> {
         match self.lookup(session_id) {
-            Lookup::Running(commands) => Ok(commands),
+            Lookup::Running(commands, _) => Ok(commands),
             Lookup::Closing | Lookup::Absent => Err(gone(session_id)),
         }
     }
@@ -233,25 +223,9 @@ impl Server {
         connection: ConnectionTo<Client>,
     ) -> Result<NewSessionResponse, Error> {
         check_cwd(&request.cwd)?;
-        let (settings, mut notices) = setup::project_settings(&self.env, &request.cwd);
-        let model = setup::new_session_model(&self.options, &settings, &self.env, &mut notices)
-            .map_err(internal)?;
-        let session =
-            setup::new_session(&self.store, request.cwd.clone(), &model).map_err(internal)?;
-        let session_id = SessionId::new(session.writer.id().to_string());
-        let started = self.start_agent(
-            &session_id,
-            Configured {
-                cwd: request.cwd,
-                model,
-                settings,
-                notices,
-            },
-            session,
-            &request.mcp_servers,
-            &connection,
-        )?;
-        let (mode, config) = self.attach(&session_id, started, connection);
+        let assembled = self.start(request.cwd, Open::New, &request.mcp_servers, &connection)?;
+        let session_id = SessionId::new(assembled.session_id.clone());
+        let (mode, config) = self.attach(&session_id, assembled, connection);
         Ok(NewSessionResponse::new(session_id)
             .modes(mode_state(mode))
             .config_options(config))
@@ -300,11 +274,11 @@ impl Server {
     /// The stored session `session_id` of the project at `cwd` (and no other project's).
     fn find(&self, session_id: &SessionId, cwd: &Path) -> Result<LoadedSession, Error> {
         check_cwd(cwd)?;
-        let path = self
-            .store
+        let store = &self.process.store;
+        let path = store
             .find_in_project(cwd, &session_id.to_string())
             .map_err(|_| gone(session_id))?;
-        self.store.load(&path).map_err(internal)
+        store.load(&path).map_err(internal)
     }
 
     /// Load or resume: the agent of a stored session starts (unless it already runs here),
@@ -325,7 +299,7 @@ impl Server {
                     "this session is being closed; load it again once session/close has answered",
                 ));
             }
-            Lookup::Running(commands) => Some(commands),
+            Lookup::Running(commands, _) => Some(commands),
             Lookup::Absent => None,
         };
         // Built before the conversation moves into the agent, sent after it has started.
@@ -341,101 +315,69 @@ impl Server {
                 (mode_of(&config), config)
             }
             None => {
-                let (model, session) =
-                    setup::resumed(&self.options, &self.store, loaded).map_err(internal)?;
                 // Started before the replay, so a session that cannot run fails before the
                 // editor shows its history; its events wait until the session task reads them.
-                let (settings, notices) = setup::project_settings(&self.env, &cwd);
-                let configured = Configured {
-                    cwd,
-                    model,
-                    settings,
-                    notices,
-                };
-                let started =
-                    self.start_agent(session_id, configured, session, mcp_servers, connection)?;
+                let open = Open::Loaded(Box::new(loaded), Branch::Append);
+                let assembled = self.start(cwd, open, mcp_servers, connection)?;
                 send_updates(session_id, history, connection)?;
-                self.attach(session_id, started, connection.clone())
+                self.attach(session_id, assembled, connection.clone())
             }
         };
-        announce_commands(session_id, connection);
+        self.announce_commands(session_id, connection);
         Ok(result)
     }
 
-    fn start_agent(
+    /// Starts a session's agent with the editor's file access and MCP servers.
+    fn start(
         &self,
-        session_id: &SessionId,
-        configured: Configured,
-        session: SessionState,
-        _mcp_servers: &[McpServer],
+        cwd: PathBuf,
+        open: Open,
+        mcp_servers: &[McpServer],
         connection: &ConnectionTo<Client>,
-    ) -> Result<Started, Error> {
-        let Configured {
-            cwd,
-            model,
-            settings,
-            mut notices,
-        } = configured;
-        let mut config =
-            setup::agent_config(&self.options, &self.env, cwd, model.clone()).map_err(internal)?;
-        setup::configure_session(
-            &self.options,
-            &self.env,
-            &settings,
-            session.writer.id(),
-            &mut config,
-            &mut notices,
-        )
-        .map_err(internal)?;
+    ) -> Result<Assembled, Error> {
         let client = lock(&self.client).clone();
-        config.files = Arc::new(EditorFiles::new(
-            connection.clone(),
-            session_id.clone(),
-            client.fs.read_text_file,
-            client.fs.write_text_file,
-        ));
-        let servers = self
-            .language_servers
-            .for_project(&self.env, &config.cwd, &settings.lsp, &mut notices)
-            .map_err(internal)?;
-        setup::attach_language_servers(&self.options, &mut config, servers.as_ref());
-        let (mode, reasoning, usage) = (config.mode, config.reasoning, session.usage);
-        let budget = config.budget.clone();
-        let agent = larik_agent::spawn(config, session).map_err(internal)?;
-        Ok(Started {
-            agent,
-            mode,
-            model,
-            reasoning,
-            usage,
-            budget,
-            notices,
-        })
+        let mut request = SessionRequest::new(cwd, open);
+        request.editor_mcp_servers = mcp_servers.iter().filter_map(editor_mcp_server).collect();
+        let connection = connection.clone();
+        request.files = Some(Box::new(move |session_id: &str| {
+            Arc::new(EditorFiles::new(
+                connection,
+                SessionId::new(session_id.to_string()),
+                client.fs.read_text_file,
+                client.fs.write_text_file,
+            )) as Arc<dyn FileAccess>
+        }));
+        self.process.assemble(request).map_err(setup_error)
     }
 
     /// Hands a started agent to a new session task and registers the session.
     fn attach(
         &self,
         session_id: &SessionId,
-        started: Started,
+        assembled: Assembled,
         connection: ConnectionTo<Client>,
     ) -> (PermissionMode, Vec<SessionConfigOption>) {
         let providers_with_keys = self.providers_with_keys();
-        let offered = options::offered_models(&started.model, &providers_with_keys);
-        let config =
-            options::config_options(started.mode, &started.model, started.reasoning, &offered);
-        let mode = started.mode;
+        let offered = options::offered_models(&assembled.model, &providers_with_keys);
+        let config = options::config_options(
+            assembled.mode,
+            &assembled.model,
+            assembled.reasoning,
+            &offered,
+        );
+        let mode = assembled.mode;
+        let slash = SlashCommands::with(assembled.commands);
         let (commands, stopped) = session::spawn(Start {
             session_id: session_id.clone(),
-            agent: started.agent,
+            agent: assembled.agent,
             connection,
             mode,
-            model: started.model,
-            reasoning: started.reasoning,
+            model: assembled.model,
+            reasoning: assembled.reasoning,
             providers_with_keys,
-            usage: started.usage,
-            budget: started.budget,
-            notices: started.notices,
+            usage: assembled.usage,
+            budget: assembled.budget,
+            notices: assembled.notices.iter().map(ToString::to_string).collect(),
         });
         lock(&self.sessions).insert(
             session_id.to_string(),
@@ -443,6 +385,7 @@ impl Server {
                 commands,
                 stopped,
                 closing: false,
+                slash,
             },
         );
         (mode, config)
@@ -456,14 +399,15 @@ impl Server {
         let listed = match &request.cwd {
             Some(cwd) => {
                 check_absolute(cwd)?;
-                self.store
+                self.process
+                    .store
                     .list(cwd)
                     .map_err(internal)?
                     .into_iter()
                     .map(|info| (cwd.clone(), info))
                     .collect()
             }
-            None => self.store.list_all().map_err(internal)?,
+            None => self.process.store.list_all().map_err(internal)?,
         };
         let sessions = listed
             .into_iter()
@@ -521,7 +465,12 @@ impl Server {
             let _ = stopped.wait_for(|stopped| *stopped).await;
         }
         lock(&self.sessions).clear();
-        self.language_servers.shutdown().await;
+    }
+
+    /// Ends the process's shared state once every session is closed (see
+    /// [`Process::shutdown`]).
+    pub async fn shutdown(&self) -> Vec<crate::assembly::Notice> {
+        self.process.shutdown().await
     }
 
     /// The session and work a `session/prompt` asks for.
@@ -529,17 +478,26 @@ impl Server {
         &self,
         request: &PromptRequest,
     ) -> Result<(mpsc::UnboundedSender<Command>, Work), Error> {
-        let commands = self.commands(&request.session_id)?;
-        let work = match slash_command(&request.prompt) {
-            Some(SlashCommand::Compact(instructions)) => Work::Compact(instructions),
-            Some(SlashCommand::Model(None)) => Work::Reply(LocalReply::Models),
-            Some(SlashCommand::Model(Some(model))) => Work::SwitchModel(model),
-            Some(SlashCommand::Mode(None)) => Work::Reply(LocalReply::Modes),
-            Some(SlashCommand::Mode(Some(name))) => {
-                Work::SwitchMode(setup::parse_mode(&name).map_err(invalid_params_of)?)
-            }
-            Some(SlashCommand::Cost) => Work::Reply(LocalReply::Cost),
-            Some(SlashCommand::Undo) => Work::Undo,
+        let (commands, slash) = match self.lookup(&request.session_id) {
+            Lookup::Running(commands, slash) => (commands, slash),
+            Lookup::Closing | Lookup::Absent => return Err(gone(&request.session_id)),
+        };
+        let invocation = match request.prompt.as_slice() {
+            [ContentBlock::Text(text)] => slash.parse(&text.text),
+            _ => None,
+        };
+        let work = match invocation {
+            Some(Invocation { command, argument }) => match (command, argument) {
+                (Builtin::Compact, instructions) => Work::Compact(instructions),
+                (Builtin::Model, None) => Work::Reply(LocalReply::Models),
+                (Builtin::Model, Some(model)) => Work::SwitchModel(model),
+                (Builtin::Mode, None) => Work::Reply(LocalReply::Modes),
+                (Builtin::Mode, Some(name)) => {
+                    Work::SwitchMode(parse_mode(&name).map_err(setup_error)?)
+                }
+                (Builtin::Cost, _) => Work::Reply(LocalReply::Cost),
+                (Builtin::Undo, _) => Work::Undo,
+            },
             None => Work::Turn(user_content(request.prompt.clone()).map_err(invalid_params_of)?),
         };
         Ok((commands, work))
@@ -551,7 +509,7 @@ impl Server {
         request: SetSessionModeRequest,
     ) -> Result<SetSessionModeResponse, Error> {
         let commands = self.commands(&request.session_id)?;
-        let mode = setup::parse_mode(&request.mode_id.to_string()).map_err(invalid_params_of)?;
+        let mode = parse_mode(&request.mode_id.to_string()).map_err(setup_error)?;
         commands
             .send(Command::SetMode(mode))
             .map_err(|_| gone(&request.session_id))?;

@@ -5,12 +5,10 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
-use larik_agent::SessionState;
-use larik_config::Environment;
 use larik_protocol::{PermissionMode, StopReason, UserContent};
-use larik_session::SessionStore;
+use larik_tools::FileAccess;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
@@ -26,8 +24,8 @@ use tower_lsp_server::{Client, LanguageServer};
 
 use super::documents::{Documents, EditSupport, EditorFiles};
 use super::session::{self, Command, Work};
-use crate::cli::AgentOptions;
-use crate::setup;
+use crate::assembly::{Branch, Open, Process, SessionRequest, SetupError};
+use crate::commands::{Builtin, Invocation, SlashCommands};
 
 /// The commands `workspace/executeCommand` offers.
 pub const COMMANDS: [&str; 3] = ["larik.prompt", "larik.cancel", "larik.newSession"];
@@ -43,23 +41,16 @@ struct Editor {
 /// The server's state.
 pub struct Backend {
     client: Client,
-    options: AgentOptions,
-    env: Environment,
-    store: SessionStore,
+    process: Arc<Process>,
     documents: Arc<Documents>,
     editor: Mutex<Editor>,
     sessions: Mutex<HashMap<String, mpsc::UnboundedSender<Command>>>,
-    language_servers: setup::ProjectServers,
     /// Work-done tokens of running prompts → their session, for
     /// `window/workDoneProgress/cancel`.
     tokens: Mutex<HashMap<String, String>>,
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+use crate::lock::locked as lock;
 
 fn invalid_params(message: impl Into<String>) -> Error {
     Error {
@@ -74,6 +65,16 @@ fn internal(message: impl std::fmt::Display) -> Error {
         code: ErrorCode::InternalError,
         message: message.to_string().into(),
         data: None,
+    }
+}
+
+/// A session that could not start: the user's mistake is invalid params, Larik's own
+/// failure an internal error.
+fn setup_error(error: SetupError) -> Error {
+    if error.is_usage() {
+        invalid_params(error.to_string())
+    } else {
+        internal(error)
     }
 }
 
@@ -127,20 +128,16 @@ struct PromptParams {
 }
 
 impl Backend {
-    /// A server answering `client`, starting agents with `options`.
-    pub fn new(client: Client, options: AgentOptions, env: Environment) -> anyhow::Result<Self> {
-        let store = SessionStore::new(env.data_dir()?);
-        Ok(Self {
+    /// A server answering `client`, starting sessions in `process`.
+    pub fn new(client: Client, process: Arc<Process>) -> Self {
+        Self {
             client,
-            options,
-            env,
-            store,
+            process,
             documents: Arc::default(),
             editor: Mutex::default(),
             sessions: Mutex::default(),
-            language_servers: setup::ProjectServers::default(),
             tokens: Mutex::default(),
-        })
+        }
     }
 
     fn workspace(&self) -> PathBuf {
@@ -166,65 +163,35 @@ impl Backend {
                 cwd.display()
             )));
         }
-        let (settings, mut notices) = setup::project_settings(&self.env, cwd);
-        let model = setup::new_session_model(&self.options, &settings, &self.env, &mut notices)
-            .map_err(internal)?;
-        let session =
-            setup::new_session(&self.store, cwd.to_path_buf(), &model).map_err(internal)?;
-        self.start(cwd, model, settings, notices, session)
+        self.start(cwd.to_path_buf(), Open::New)
     }
 
     /// A stored session of the workspace, resumed.
     fn resume(&self, id: &str) -> Result<()> {
         let cwd = self.workspace();
-        let path = self
-            .store
+        let store = &self.process.store;
+        let path = store
             .find_in_project(&cwd, id)
             .map_err(|_| invalid_params(format!("no session `{id}` in {}", cwd.display())))?;
-        let loaded = self.store.load(&path).map_err(internal)?;
+        let loaded = store.load(&path).map_err(internal)?;
         let cwd = loaded.meta.cwd.clone();
-        let (model, session) =
-            setup::resumed(&self.options, &self.store, loaded).map_err(internal)?;
-        let (settings, notices) = setup::project_settings(&self.env, &cwd);
-        self.start(&cwd, model, settings, notices, session)
+        self.start(cwd, Open::Loaded(Box::new(loaded), Branch::Append))
             .map(drop)
     }
 
-    fn start(
-        &self,
-        cwd: &Path,
-        model: String,
-        settings: larik_config::Settings,
-        mut notices: Vec<String>,
-        session: SessionState,
-    ) -> Result<String> {
-        let mut config = setup::agent_config(&self.options, &self.env, cwd.to_path_buf(), model)
-            .map_err(internal)?;
-        setup::configure_session(
-            &self.options,
-            &self.env,
-            &settings,
-            session.writer.id(),
-            &mut config,
-            &mut notices,
-        )
-        .map_err(internal)?;
+    fn start(&self, cwd: PathBuf, open: Open) -> Result<String> {
         let editor = lock(&self.editor).clone();
-        config.files = Arc::new(EditorFiles::new(
-            Arc::clone(&self.documents),
-            self.client.clone(),
-            editor.edits,
-        ));
-        let servers = self
-            .language_servers
-            .for_project(&self.env, cwd, &settings.lsp, &mut notices)
-            .map_err(internal)?;
-        setup::attach_language_servers(&self.options, &mut config, servers.as_ref());
-        let id = session.writer.id().to_string();
-        let agent = larik_agent::spawn(config, session).map_err(internal)?;
+        let mut request = SessionRequest::new(cwd, open);
+        let (documents, client) = (Arc::clone(&self.documents), self.client.clone());
+        request.files = Some(Box::new(move |_: &str| {
+            Arc::new(EditorFiles::new(documents, client, editor.edits)) as Arc<dyn FileAccess>
+        }));
+        let assembled = self.process.assemble(request).map_err(setup_error)?;
+        let id = assembled.session_id.clone();
+        let notices = assembled.notices.iter().map(ToString::to_string).collect();
         let commands = session::spawn(
             id.clone(),
-            agent,
+            assembled.agent,
             self.client.clone(),
             editor.larik_permissions,
             notices,
@@ -286,15 +253,17 @@ impl Backend {
     fn work(&self, params: &PromptParams) -> Result<Work> {
         let mut content = prompt_content(&params.prompt)?;
         if let [UserContent::Text { text }] = content.as_slice() {
-            let line = text.trim();
-            if line == "/undo" {
-                return Ok(Work::Undo);
-            }
-            if let Some(rest) = line.strip_prefix("/compact")
-                && (rest.is_empty() || rest.starts_with(char::is_whitespace))
-            {
-                let rest = rest.trim();
-                return Ok(Work::Compact((!rest.is_empty()).then(|| rest.to_string())));
+            match SlashCommands::default().parse(text) {
+                Some(Invocation {
+                    command: Builtin::Undo,
+                    ..
+                }) => return Ok(Work::Undo),
+                Some(Invocation {
+                    command: Builtin::Compact,
+                    argument,
+                }) => return Ok(Work::Compact(argument)),
+                // The other commands reach the model as prompts in this front end.
+                _ => {}
             }
         }
         if let Some(document) = &params.text_document {
@@ -343,7 +312,7 @@ impl Backend {
     /// `larik/sessions`.
     pub async fn sessions(&self, _params: Value) -> Result<Value> {
         let cwd = self.workspace();
-        let sessions = self.store.list(&cwd).map_err(internal)?;
+        let sessions = self.process.store.list(&cwd).map_err(internal)?;
         let listed: Vec<Value> = sessions
             .into_iter()
             .map(|session| {
@@ -529,7 +498,9 @@ impl LanguageServer for Backend {
     async fn shutdown(&self) -> Result<()> {
         // Dropping the command senders ends each session's task, which stops its agent.
         lock(&self.sessions).clear();
-        self.language_servers.shutdown().await;
+        for notice in self.process.shutdown().await {
+            eprintln!("larik: warning: {notice}");
+        }
         Ok(())
     }
 

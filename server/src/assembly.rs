@@ -1,0 +1,282 @@
+//! The one way a session is put together, for every front end.
+//!
+//! A front end describes what the user asked for and what it supplies itself in a
+//! [`SessionRequest`] (the working directory, which session to open, the file access, the
+//! ask policy, the editor's MCP servers) and calls [`Process::assemble`] once. That reads
+//! the project's configuration, picks the model, opens or creates the session file, builds
+//! the agent configuration (mode, rules, budget, sandbox, checkpoints), asks every
+//! extension for its contributions (tools, loop hooks, slash commands, prompt sections, an
+//! edit checker, notices, things to shut down), applies the disallowed-tools filter once to
+//! the finished registry, and starts the agent. The [`Process`] is the state shared by all
+//! sessions of one `larik` process: the environment, the session store, the extensions
+//! (with their caches, such as the language servers of each project) and the checkpoint
+//! upkeep; [`Process::shutdown`] ends it.
+
+mod error;
+mod extension;
+mod language_servers;
+mod open;
+mod options;
+mod upkeep;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use larik_agent::{AgentHandle, AskPolicy, Budget};
+use larik_config::{Environment, Settings};
+use larik_protocol::{Message, PermissionMode, ReasoningEffort, Usage};
+use larik_session::SessionStore;
+use larik_tools::FileAccess;
+
+pub use error::{Notice, SetupError};
+pub use extension::{Contributions, EditorMcpServer, Extension, Scope, ShutDown};
+pub use open::{Branch, Open};
+pub use options::{check_options, parse_mode};
+pub use upkeep::{environment, prefetch_tls};
+
+use crate::cli::AgentOptions;
+use crate::commands::CommandSpec;
+use crate::lock::locked;
+use upkeep::Pruning;
+
+/// Makes the file access of a session from its id.
+pub type FilesFor = Box<dyn FnOnce(&str) -> Arc<dyn FileAccess> + Send>;
+
+/// What a front end asks for when it starts a session.
+pub struct SessionRequest {
+    /// The working directory (absolute).
+    pub cwd: PathBuf,
+    /// Which session to open.
+    pub open: Open,
+    /// Where the file tools read and write text, made for the session's id once it is
+    /// known; `None` for the disk.
+    pub files: Option<FilesFor>,
+    /// What calls that need approval do.
+    pub ask_policy: AskPolicy,
+    /// MCP servers the editor gave for this session.
+    pub editor_mcp_servers: Vec<EditorMcpServer>,
+}
+
+impl SessionRequest {
+    /// A request to open `open` in `cwd`, asking the front end about approvals, with the
+    /// files on disk and no editor MCP servers.
+    pub fn new(cwd: PathBuf, open: Open) -> Self {
+        SessionRequest {
+            cwd,
+            open,
+            files: None,
+            ask_policy: AskPolicy::Ask,
+            editor_mcp_servers: Vec::new(),
+        }
+    }
+}
+
+/// A started session.
+pub struct Assembled {
+    /// Its running agent.
+    pub agent: AgentHandle,
+    /// Its id.
+    pub session_id: String,
+    /// The model it starts with.
+    pub model: String,
+    /// The permission mode it starts in.
+    pub mode: PermissionMode,
+    /// The reasoning effort it starts with.
+    pub reasoning: Option<ReasoningEffort>,
+    /// Usage so far (a resumed session keeps its total).
+    pub usage: Usage,
+    /// Its spending cap, if any.
+    pub budget: Option<Arc<Budget>>,
+    /// With a rewind, the prompt the branch was cut before.
+    pub rewound_prompt: Option<Message>,
+    /// What the user should hear before the first answer.
+    pub notices: Vec<Notice>,
+    /// The slash commands extensions add for this session.
+    pub commands: Vec<CommandSpec>,
+}
+
+/// What every session of one `larik` process shares.
+pub struct Process {
+    /// The process environment.
+    pub env: Environment,
+    /// The session files.
+    pub store: SessionStore,
+    options: AgentOptions,
+    data_dir: PathBuf,
+    extensions: Vec<Box<dyn Extension>>,
+    /// The pruning of old checkpoints, started once per process.
+    pruning: Mutex<Option<Pruning>>,
+    /// What to stop when the process ends.
+    shutdown: Mutex<Vec<Arc<dyn ShutDown>>>,
+}
+
+impl Process {
+    /// The shared state of a process whose sessions start with `options`, which are
+    /// checked here, with Larik's extensions.
+    pub fn new(env: Environment, options: AgentOptions) -> Result<Process, SetupError> {
+        check_options(&options)?;
+        let data_dir = env.data_dir()?;
+        Ok(Process {
+            store: SessionStore::new(&data_dir),
+            env,
+            options,
+            data_dir,
+            extensions: vec![Box::new(
+                language_servers::LanguageServerExtension::default(),
+            )],
+            pruning: Mutex::new(None),
+            shutdown: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Starts deleting old checkpoints on a thread of its own, with the settings of the
+    /// project `cwd` belongs to, unless this process started already.
+    pub fn prune_checkpoints_for(&self, cwd: PathBuf) {
+        let mut pruning = locked(&self.pruning);
+        if pruning.is_none() {
+            let (settings, _) = project_settings(&self.env, &cwd);
+            *pruning = Some(Pruning::start(self.data_dir.clone(), &settings));
+        }
+    }
+
+    /// Starts the session `request` describes.
+    pub fn assemble(&self, request: SessionRequest) -> Result<Assembled, SetupError> {
+        let SessionRequest {
+            cwd,
+            open,
+            files,
+            ask_policy,
+            editor_mcp_servers,
+        } = request;
+        let (settings, mut notices) = project_settings(&self.env, &cwd);
+        let mut registry_notices = Vec::new();
+        let registry = options::model_registry(&settings, &mut registry_notices);
+        let stored = open.load(&self.store, &cwd)?;
+        let model = match &stored {
+            Some(stored) if self.options.model.is_none() => stored.model(),
+            _ => options::new_session_model(
+                &self.options,
+                &settings,
+                &registry,
+                &self.env,
+                &mut notices,
+            )?,
+        };
+        let mut config = options::base_config(&self.options, &self.env, cwd.clone(), model)?;
+        let (session, rewound_prompt) = match stored {
+            None => (open::create(&self.store, &cwd, &config.model)?, None),
+            Some(stored) => {
+                let (session, rewound, session_notices) = stored.open(&self.store)?;
+                notices.extend(session_notices);
+                (session, rewound)
+            }
+        };
+        let session_id = session.writer.id().to_string();
+
+        options::apply_settings(&self.options, &settings, &mut config, &mut notices);
+        notices.extend(registry_notices);
+        config.models = registry;
+        config.rule_store = upkeep::rule_store(&self.env, &cwd);
+        config.sandbox = Arc::new(upkeep::sandbox(&self.env, &cwd, &settings));
+        config.checkpoints = Some(upkeep::checkpoints(&self.data_dir, &cwd, &session_id)?);
+        config.ask_policy = ask_policy;
+        if let Some(files) = files {
+            config.files = files(&session_id);
+        }
+        // The session's own checkpoints are open (and so kept) before any pruning starts.
+        self.prune_checkpoints_with(&settings);
+
+        let mut contributions = Contributions::default();
+        if !editor_mcp_servers.is_empty() {
+            notices.push(Notice::configuration(format!(
+                "the editor's MCP servers ({}) are not connected: this build has no MCP client",
+                editor_mcp_servers
+                    .iter()
+                    .map(EditorMcpServer::name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        let scope = Scope {
+            env: &self.env,
+            cwd: &cwd,
+            settings: &settings,
+        };
+        for extension in &self.extensions {
+            extension
+                .contribute(&scope, &mut contributions)
+                .map_err(|error| error.context(extension.name()))?;
+        }
+        let Contributions {
+            tools,
+            hooks,
+            commands,
+            prompt_sections,
+            edit_feedback,
+            notices: extension_notices,
+            shutdown,
+        } = contributions;
+        notices.extend(extension_notices);
+        locked(&self.shutdown).extend(shutdown);
+        for tool in tools {
+            config.tools.register(tool);
+        }
+        options::hide_disallowed_tools(&self.options, &mut config.tools);
+        config.hooks.extend(hooks);
+        config.prompt_sections.extend(prompt_sections);
+        config.feedback = edit_feedback;
+
+        let (mode, reasoning, usage, budget) = (
+            config.mode,
+            config.reasoning,
+            session.usage,
+            config.budget.clone(),
+        );
+        let model = config.model.clone();
+        let agent = larik_agent::spawn(config, session)?;
+        Ok(Assembled {
+            agent,
+            session_id,
+            model,
+            mode,
+            reasoning,
+            usage,
+            budget,
+            rewound_prompt,
+            notices,
+            commands,
+        })
+    }
+
+    fn prune_checkpoints_with(&self, settings: &Settings) {
+        let mut pruning = locked(&self.pruning);
+        if pruning.is_none() {
+            *pruning = Some(Pruning::start(self.data_dir.clone(), settings));
+        }
+    }
+
+    /// Ends the process's sessions' shared state: background jobs the model started are
+    /// killed, every extension's servers stopped, the checkpoint pruning waited for.
+    /// Returns what the user should hear (checkpoints that could not be deleted).
+    pub async fn shutdown(&self) -> Vec<Notice> {
+        larik_sandbox::kill_started_groups();
+        let shutdown: Vec<Arc<dyn ShutDown>> = locked(&self.shutdown).drain(..).collect();
+        for item in shutdown {
+            item.shut_down().await;
+        }
+        let pruning = locked(&self.pruning).take();
+        pruning.map(Pruning::finish).unwrap_or_default()
+    }
+}
+
+/// The configuration files of the project `cwd` belongs to, merged, and what the user
+/// should hear about them (files that could not be used, settings that were ignored).
+fn project_settings(env: &Environment, cwd: &std::path::Path) -> (Settings, Vec<Notice>) {
+    let loaded = larik_config::load(&env.config_context(cwd));
+    let notices = loaded
+        .notices
+        .iter()
+        .map(|notice| Notice::configuration(notice.to_string()))
+        .collect();
+    (loaded.settings, notices)
+}

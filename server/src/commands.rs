@@ -1,0 +1,181 @@
+//! Slash commands: one registry and one parser for every front end.
+//!
+//! A prompt whose whole text is `/name [argument]` runs a command when `name` is in the
+//! registry; anything else (an unknown `/word` included) is an ordinary prompt. The
+//! registry holds Larik's built-in commands and those extensions add for a session, and
+//! its list is what each front end advertises (ACP's `available_commands_update`, the LSP
+//! front end's `larik/commands`, `larik -p`).
+
+/// Larik's own commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Builtin {
+    /// `/compact [instructions]`: replace the conversation with a summary.
+    Compact,
+    /// `/model [provider/model]`: show the models or switch.
+    Model,
+    /// `/mode [name]`: show the modes or switch.
+    Mode,
+    /// `/cost`: tokens and cost so far.
+    Cost,
+    /// `/undo`: put back the files of the last turn that changed any.
+    Undo,
+}
+
+/// A command the registry knows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandSpec {
+    /// The name, without the slash.
+    pub name: String,
+    /// What it does, in one line.
+    pub description: String,
+    /// What the argument is, when it takes one.
+    pub hint: Option<String>,
+    /// What running it does.
+    pub action: Builtin,
+}
+
+impl CommandSpec {
+    fn builtin(name: &str, description: &str, hint: Option<&str>, action: Builtin) -> Self {
+        CommandSpec {
+            name: name.to_string(),
+            description: description.to_string(),
+            hint: hint.map(str::to_string),
+            action,
+        }
+    }
+}
+
+/// A command a prompt runs, with its argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invocation {
+    /// The command.
+    pub command: Builtin,
+    /// Its argument, if any.
+    pub argument: Option<String>,
+}
+
+/// The commands of a session.
+#[derive(Debug, Clone)]
+pub struct SlashCommands {
+    specs: Vec<CommandSpec>,
+}
+
+impl SlashCommands {
+    /// Larik's built-in commands, then those of `added` whose name is not taken.
+    pub fn with(added: Vec<CommandSpec>) -> Self {
+        let mut specs = builtin();
+        for spec in added {
+            if !specs.iter().any(|known| known.name == spec.name) {
+                specs.push(spec);
+            }
+        }
+        SlashCommands { specs }
+    }
+
+    /// Every command, as front ends advertise them.
+    pub fn advertised(&self) -> &[CommandSpec] {
+        &self.specs
+    }
+
+    /// The command `text` runs, when its whole text is one of ours.
+    pub fn parse(&self, text: &str) -> Option<Invocation> {
+        let rest = text.trim().strip_prefix('/')?;
+        let (name, argument) = match rest.split_once(char::is_whitespace) {
+            Some((name, argument)) => (name, Some(argument.trim().to_string())),
+            None => (rest, None),
+        };
+        let argument = argument.filter(|argument| !argument.is_empty());
+        let spec = self.specs.iter().find(|spec| spec.name == name)?;
+        Some(Invocation {
+            command: spec.action,
+            argument,
+        })
+    }
+}
+
+impl Default for SlashCommands {
+    fn default() -> Self {
+        SlashCommands::with(Vec::new())
+    }
+}
+
+fn builtin() -> Vec<CommandSpec> {
+    vec![
+        CommandSpec::builtin(
+            "compact",
+            "Replace the conversation with a summary to free the context window",
+            Some("what the summary should keep (optional)"),
+            Builtin::Compact,
+        ),
+        CommandSpec::builtin(
+            "model",
+            "Show the models or switch to one",
+            Some("provider/model (optional)"),
+            Builtin::Model,
+        ),
+        CommandSpec::builtin(
+            "mode",
+            "Show the permission modes or switch to one",
+            Some("default | acceptEdits | plan | bypassPermissions (optional)"),
+            Builtin::Mode,
+        ),
+        CommandSpec::builtin(
+            "cost",
+            "Show the tokens and cost of this session",
+            None,
+            Builtin::Cost,
+        ),
+        CommandSpec::builtin(
+            "undo",
+            "Put back the files the last turn that changed files changed",
+            None,
+            Builtin::Undo,
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn invocation(command: Builtin, argument: Option<&str>) -> Option<Invocation> {
+        Some(Invocation {
+            command,
+            argument: argument.map(str::to_string),
+        })
+    }
+
+    #[test]
+    fn commands_are_parsed_with_their_argument() {
+        let commands = SlashCommands::default();
+        assert_eq!(
+            commands.parse("/compact keep the API notes"),
+            invocation(Builtin::Compact, Some("keep the API notes"))
+        );
+        assert_eq!(
+            commands.parse("  /model  "),
+            invocation(Builtin::Model, None)
+        );
+        assert_eq!(
+            commands.parse("/mode plan"),
+            invocation(Builtin::Mode, Some("plan"))
+        );
+        assert_eq!(commands.parse("/cost"), invocation(Builtin::Cost, None));
+        assert_eq!(commands.parse("/undo"), invocation(Builtin::Undo, None));
+        assert_eq!(commands.parse("/unknown thing"), None);
+        assert_eq!(commands.parse("explain /compact"), None);
+    }
+
+    #[test]
+    fn an_added_command_never_replaces_a_builtin() {
+        let added = CommandSpec::builtin("undo", "Not the real undo", None, Builtin::Cost);
+        let commands = SlashCommands::with(vec![added]);
+        assert_eq!(commands.parse("/undo"), invocation(Builtin::Undo, None));
+        let names: Vec<&str> = commands
+            .advertised()
+            .iter()
+            .map(|spec| spec.name.as_str())
+            .collect();
+        assert_eq!(names, ["compact", "model", "mode", "cost", "undo"]);
+    }
+}
