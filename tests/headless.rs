@@ -763,7 +763,11 @@ async fn bad_arguments_are_clear_errors() {
     ];
     for (args, expected) in cases {
         let output = harness.run(args).await;
-        assert_eq!(output.status.code(), Some(2), "{args:?} is the user's to fix");
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?} is the user's to fix"
+        );
         assert!(
             stderr(&output).contains(expected),
             "{args:?}: {}",

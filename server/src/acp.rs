@@ -29,8 +29,8 @@ use tokio::sync::mpsc;
 
 use crate::assembly::{self, Process};
 use crate::cli::AgentOptions;
+use crate::session_core::Command;
 use server::{Server, config_option_answer, gone};
-use session::Command;
 
 /// Serves ACP on stdin/stdout until the editor closes the connection.
 pub async fn run(options: AgentOptions) -> anyhow::Result<ExitCode> {
@@ -124,10 +124,9 @@ async fn serve(server: Arc<Server>) -> Result<(), Error> {
                 match s7.prompt_work(&request) {
                     Ok((commands, work)) => {
                         // The session task answers when the prompt ends.
-                        if let Err(mpsc::error::SendError(Command::Prompt(prompt))) =
-                            commands.send(Command::Prompt(Box::new((work, responder))))
+                        if let Err(mpsc::error::SendError(Command::Prompt(_, responder))) =
+                            commands.send(Command::Prompt(work, responder))
                         {
-                            let (_, responder) = *prompt;
                             responder.respond_with_error(gone(&request.session_id))?;
                         }
                         Ok(())

@@ -29,6 +29,8 @@ pub async fn run(options: AgentOptions) -> anyhow::Result<ExitCode> {
         .custom_method("larik/newSession", Backend::new_session)
         .custom_method("larik/prompt", Backend::prompt)
         .custom_method("larik/cancel", Backend::cancel)
+        .custom_method("larik/closeSession", Backend::close_session)
+        .custom_method("larik/commands", Backend::slash_commands)
         .custom_method("larik/sessions", Backend::sessions)
         .custom_method("larik/setMode", Backend::set_mode)
         .custom_method("larik/setModel", Backend::set_model)

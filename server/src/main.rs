@@ -13,6 +13,7 @@ mod commands;
 mod headless;
 mod lock;
 mod lsp;
+mod session_core;
 mod sessions;
 mod undo;
 

@@ -8,9 +8,10 @@ use agent_client_protocol::v1::schema::{
     SessionMode, SessionModeState, UnstructuredCommandInput,
 };
 use larik_protocol::{PermissionMode, ReasoningEffort};
-use larik_providers::{KNOWN_MODELS, known_model};
+use larik_providers::known_model;
 
 use crate::commands::SlashCommands;
+pub use crate::session_core::{mode_text, offered_models};
 
 /// The config option id of the permission mode.
 pub const MODE_OPTION: &str = "mode";
@@ -36,21 +37,6 @@ pub fn parse_thought(value: &str) -> Result<Option<ReasoningEffort>, String> {
         .ok_or_else(|| format!("unknown thought level `{value}`"))
 }
 
-/// A human name and description for each mode.
-pub fn mode_text(mode: PermissionMode) -> (&'static str, &'static str) {
-    match mode {
-        PermissionMode::Default => ("Default", "Ask before edits and commands"),
-        PermissionMode::AcceptEdits => (
-            "Accept Edits",
-            "Edit files in the project without asking; ask before commands",
-        ),
-        PermissionMode::Plan => ("Plan", "Read and search only; no edits, no commands"),
-        PermissionMode::BypassPermissions => {
-            ("Bypass Permissions", "Run everything without asking")
-        }
-    }
-}
-
 /// The modes, with `current` selected.
 pub fn mode_state(current: PermissionMode) -> SessionModeState {
     SessionModeState::new(
@@ -63,19 +49,6 @@ pub fn mode_state(current: PermissionMode) -> SessionModeState {
             })
             .collect::<Vec<_>>(),
     )
-}
-
-/// The models to offer: every known model of a provider with a key, plus the current one.
-pub fn offered_models(current: &str, providers_with_keys: &[String]) -> Vec<String> {
-    let mut models: Vec<String> = KNOWN_MODELS
-        .iter()
-        .filter(|known| providers_with_keys.iter().any(|p| p == known.provider))
-        .map(|known| known.name())
-        .collect();
-    if !models.iter().any(|model| model == current) {
-        models.insert(0, current.to_string());
-    }
-    models
 }
 
 /// The config options for a session on `model` in `mode`; the thought level only for the

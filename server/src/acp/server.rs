@@ -1,13 +1,8 @@
-//! What the ACP request handlers do, and the sessions of this process.
-//!
-//! A session lives in the registry from the moment its agent starts until its task has
-//! stopped the agent (so its session file is complete): a session being closed is still
-//! there, marked closing, and cannot be loaded again until the close has finished; a
-//! session whose agent stopped on its own is dropped on the next lookup and can be loaded
-//! afresh. Everything here answers at once or waits only on the session task, never on the
-//! editor, so it may run in the dispatch loop.
+//! What the ACP request handlers do, and the sessions of this process (a
+//! [`SessionRegistry`]: a session being closed cannot be loaded again until the close has
+//! finished). Everything here answers at once or waits only on the session task, never on
+//! the editor, so it may run in the dispatch loop.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -29,41 +24,24 @@ use larik_providers::PROVIDERS;
 use larik_session::LoadedSession;
 use larik_tools::FileAccess;
 use larik_tools::ToolRegistry;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, oneshot};
 
 use super::content::user_content;
 use super::editor_mcp::editor_mcp_server;
 use super::files::EditorFiles;
 use super::options::{self, MODE_OPTION, mode_state};
-use super::session::{self, Command, LocalReply, Start, Work};
+use super::session::{AcpCommand, AcpWire};
 use super::updates;
 use crate::assembly::{Assembled, Branch, Open, Process, SessionRequest, SetupError, parse_mode};
-use crate::commands::{Builtin, Invocation, SlashCommands};
+use crate::commands::SlashCommands;
 use crate::lock::locked as lock;
-
-/// A session of this process.
-struct Live {
-    commands: mpsc::UnboundedSender<Command>,
-    /// Turns true once the session task has stopped its agent and ended.
-    stopped: watch::Receiver<bool>,
-    /// A `session/close` is under way.
-    closing: bool,
-    /// Its slash commands.
-    slash: SlashCommands,
-}
-
-/// Where a session id stands in the registry.
-enum Lookup {
-    Running(mpsc::UnboundedSender<Command>, SlashCommands),
-    Closing,
-    Absent,
-}
+use crate::session_core::{self, Command, Lookup, SessionRegistry, Start, Work};
 
 /// What all handlers share.
 pub struct Server {
     process: Process,
     client: Mutex<ClientCapabilities>,
-    sessions: Mutex<HashMap<String, Live>>,
+    sessions: SessionRegistry<AcpWire>,
 }
 
 fn invalid_params(message: impl Into<String>) -> Error {
@@ -130,7 +108,7 @@ impl Server {
         Server {
             process,
             client: Mutex::new(ClientCapabilities::new()),
-            sessions: Mutex::new(HashMap::new()),
+            sessions: SessionRegistry::default(),
         }
     }
 
@@ -174,27 +152,13 @@ impl Server {
             .collect()
     }
 
-    fn lookup(&self, session_id: &SessionId) -> Lookup {
-        let mut sessions = lock(&self.sessions);
-        let key = session_id.to_string();
-        match sessions.get(&key) {
-            None => Lookup::Absent,
-            Some(live) if *live.stopped.borrow() => {
-                // Its agent stopped on its own; the file can be loaded afresh.
-                sessions.remove(&key);
-                Lookup::Absent
-            }
-            Some(live) if live.closing => Lookup::Closing,
-            Some(live) => Lookup::Running(live.commands.clone(), live.slash.clone()),
-        }
+    fn lookup(&self, session_id: &SessionId) -> Lookup<AcpWire> {
+        self.sessions.lookup(&session_id.to_string())
     }
 
     /// Tells the editor the slash commands of a session it knows.
     pub fn announce_commands(&self, session_id: &SessionId, connection: &ConnectionTo<Client>) {
-        let Some(slash) = lock(&self.sessions)
-            .get(&session_id.to_string())
-            .map(|live| live.slash.clone())
-        else {
+        let Lookup::Running(_, slash) = self.lookup(session_id) else {
             return;
         };
         let _ = connection.send_notification(SessionNotification::new(
@@ -209,7 +173,7 @@ impl Server {
     pub fn commands(
         &self,
         session_id: &SessionId,
-    ) -> Result<mpsc::UnboundedSender<Command>, Error> {
+    ) -> Result<mpsc::UnboundedSender<Command<AcpWire>>, Error> {
         match self.lookup(session_id) {
             Lookup::Running(commands, _) => Ok(commands),
             Lookup::Closing | Lookup::Absent => Err(gone(session_id)),
@@ -309,7 +273,7 @@ impl Server {
                 send_updates(session_id, history, connection)?;
                 let (reply, options) = oneshot::channel();
                 commands
-                    .send(Command::ConfigOptions(reply))
+                    .send(Command::Wire(AcpCommand::ConfigOptions(reply)))
                     .map_err(|_| gone(session_id))?;
                 let config = options.await.map_err(|_| gone(session_id))?;
                 (mode_of(&config), config)
@@ -367,27 +331,19 @@ impl Server {
         );
         let mode = assembled.mode;
         let slash = SlashCommands::with(assembled.commands);
-        let (commands, stopped) = session::spawn(Start {
-            session_id: session_id.clone(),
+        let (commands, stopped) = session_core::spawn(Start {
             agent: assembled.agent,
-            connection,
+            wire: AcpWire::new(session_id.clone(), connection),
             mode,
             model: assembled.model,
             reasoning: assembled.reasoning,
-            providers_with_keys,
             usage: assembled.usage,
             budget: assembled.budget,
+            providers_with_keys,
             notices: assembled.notices.iter().map(ToString::to_string).collect(),
         });
-        lock(&self.sessions).insert(
-            session_id.to_string(),
-            Live {
-                commands,
-                stopped,
-                closing: false,
-                slash,
-            },
-        );
+        self.sessions
+            .insert(session_id.to_string(), commands, stopped, slash);
         (mode, config)
     }
 
@@ -425,46 +381,15 @@ impl Server {
         &self,
         request: CloseSessionRequest,
     ) -> Result<CloseSessionResponse, Error> {
-        let key = request.session_id.to_string();
-        let mut stopped = {
-            let mut sessions = lock(&self.sessions);
-            let live = sessions
-                .get_mut(&key)
-                .ok_or_else(|| gone(&request.session_id))?;
-            if !live.closing {
-                live.closing = true;
-                let _ = live.commands.send(Command::Close);
-            }
-            live.stopped.clone()
-        };
-        // An error means the task is gone, which is as stopped as it gets.
-        let _ = stopped.wait_for(|stopped| *stopped).await;
-        let mut sessions = lock(&self.sessions);
-        if sessions
-            .get(&key)
-            .is_some_and(|live| *live.stopped.borrow())
-        {
-            sessions.remove(&key);
+        if !self.sessions.close(&request.session_id.to_string()).await {
+            return Err(gone(&request.session_id));
         }
         Ok(CloseSessionResponse::new())
     }
 
     /// Stops every session, when the editor has gone.
     pub async fn close_all(&self) {
-        let waiting: Vec<watch::Receiver<bool>> = lock(&self.sessions)
-            .values_mut()
-            .map(|live| {
-                if !live.closing {
-                    live.closing = true;
-                    let _ = live.commands.send(Command::Close);
-                }
-                live.stopped.clone()
-            })
-            .collect();
-        for mut stopped in waiting {
-            let _ = stopped.wait_for(|stopped| *stopped).await;
-        }
-        lock(&self.sessions).clear();
+        self.sessions.close_all().await;
     }
 
     /// Ends the process's shared state once every session is closed (see
@@ -477,7 +402,7 @@ impl Server {
     pub fn prompt_work(
         &self,
         request: &PromptRequest,
-    ) -> Result<(mpsc::UnboundedSender<Command>, Work), Error> {
+    ) -> Result<(mpsc::UnboundedSender<Command<AcpWire>>, Work), Error> {
         let (commands, slash) = match self.lookup(&request.session_id) {
             Lookup::Running(commands, slash) => (commands, slash),
             Lookup::Closing | Lookup::Absent => return Err(gone(&request.session_id)),
@@ -487,17 +412,7 @@ impl Server {
             _ => None,
         };
         let work = match invocation {
-            Some(Invocation { command, argument }) => match (command, argument) {
-                (Builtin::Compact, instructions) => Work::Compact(instructions),
-                (Builtin::Model, None) => Work::Reply(LocalReply::Models),
-                (Builtin::Model, Some(model)) => Work::SwitchModel(model),
-                (Builtin::Mode, None) => Work::Reply(LocalReply::Modes),
-                (Builtin::Mode, Some(name)) => {
-                    Work::SwitchMode(parse_mode(&name).map_err(setup_error)?)
-                }
-                (Builtin::Cost, _) => Work::Reply(LocalReply::Cost),
-                (Builtin::Undo, _) => Work::Undo,
-            },
+            Some(invocation) => Work::of_command(invocation).map_err(setup_error)?,
             None => Work::Turn(user_content(request.prompt.clone()).map_err(invalid_params_of)?),
         };
         Ok((commands, work))
@@ -530,11 +445,11 @@ impl Server {
             .ok_or_else(|| invalid_params("this option takes one of its listed values"))?;
         let (reply, answer) = oneshot::channel();
         commands
-            .send(Command::SetConfigOption {
+            .send(Command::Wire(AcpCommand::SetConfigOption {
                 config_id: request.config_id.to_string(),
                 value,
                 reply,
-            })
+            }))
             .map_err(|_| gone(&request.session_id))?;
         Ok(answer)
     }

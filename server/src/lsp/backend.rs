@@ -23,9 +23,10 @@ use tower_lsp_server::ls_types::{
 use tower_lsp_server::{Client, LanguageServer};
 
 use super::documents::{Documents, EditSupport, EditorFiles};
-use super::session::{self, Command, Work};
+use super::session::{LspReply, LspWire};
 use crate::assembly::{Branch, Open, Process, SessionRequest, SetupError};
-use crate::commands::{Builtin, Invocation, SlashCommands};
+use crate::commands::SlashCommands;
+use crate::session_core::{self, Command, Lookup, SessionRegistry, Start, Work};
 
 /// The commands `workspace/executeCommand` offers.
 pub const COMMANDS: [&str; 3] = ["larik.prompt", "larik.cancel", "larik.newSession"];
@@ -44,7 +45,7 @@ pub struct Backend {
     process: Arc<Process>,
     documents: Arc<Documents>,
     editor: Mutex<Editor>,
-    sessions: Mutex<HashMap<String, mpsc::UnboundedSender<Command>>>,
+    sessions: SessionRegistry<LspWire>,
     /// Work-done tokens of running prompts → their session, for
     /// `window/workDoneProgress/cancel`.
     tokens: Mutex<HashMap<String, String>>,
@@ -135,7 +136,7 @@ impl Backend {
             process,
             documents: Arc::default(),
             editor: Mutex::default(),
-            sessions: Mutex::default(),
+            sessions: SessionRegistry::default(),
             tokens: Mutex::default(),
         }
     }
@@ -188,23 +189,80 @@ impl Backend {
         }));
         let assembled = self.process.assemble(request).map_err(setup_error)?;
         let id = assembled.session_id.clone();
-        let notices = assembled.notices.iter().map(ToString::to_string).collect();
-        let commands = session::spawn(
-            id.clone(),
-            assembled.agent,
-            self.client.clone(),
-            editor.larik_permissions,
-            notices,
-        );
-        lock(&self.sessions).insert(id.clone(), commands);
+        let slash = SlashCommands::with(assembled.commands);
+        let providers_with_keys = larik_providers::PROVIDERS
+            .iter()
+            .filter(|provider| {
+                self.process
+                    .env
+                    .provider_endpoint(provider)
+                    .api_key
+                    .is_some()
+            })
+            .map(|provider| provider.to_string())
+            .collect();
+        let (commands, stopped) = session_core::spawn(Start {
+            agent: assembled.agent,
+            wire: LspWire::new(id.clone(), self.client.clone(), editor.larik_permissions),
+            mode: assembled.mode,
+            model: assembled.model,
+            reasoning: assembled.reasoning,
+            usage: assembled.usage,
+            budget: assembled.budget,
+            providers_with_keys,
+            notices: assembled.notices.iter().map(ToString::to_string).collect(),
+        });
+        self.sessions.insert(id.clone(), commands, stopped, slash);
         Ok(id)
     }
 
-    fn commands(&self, id: &str) -> Result<mpsc::UnboundedSender<Command>> {
-        lock(&self.sessions)
-            .get(id)
-            .cloned()
+    fn commands(&self, id: &str) -> Result<mpsc::UnboundedSender<Command<LspWire>>> {
+        self.sessions
+            .commands(id)
             .ok_or_else(|| invalid_params(format!("no session `{id}`")))
+    }
+
+    /// The slash commands of session `id`.
+    fn slash(&self, id: &str) -> Result<SlashCommands> {
+        match self.sessions.lookup(id) {
+            Lookup::Running(_, slash) => Ok(slash),
+            Lookup::Closing | Lookup::Absent => Err(invalid_params(format!("no session `{id}`"))),
+        }
+    }
+
+    /// `larik/closeSession`: stops the session's agent and answers once it has stopped;
+    /// prompting the session again resumes it from its file.
+    pub async fn close_session(&self, params: Value) -> Result<Value> {
+        let params: SessionParams = parse(params)?;
+        if !self.sessions.close(&params.session_id).await {
+            return Err(invalid_params(format!(
+                "no session `{}`",
+                params.session_id
+            )));
+        }
+        Ok(Value::Null)
+    }
+
+    /// `larik/commands`: the slash commands a session offers (a new session's without a
+    /// `sessionId`).
+    pub async fn slash_commands(&self, params: Value) -> Result<Value> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Params {
+            #[serde(default)]
+            session_id: Option<String>,
+        }
+        let params: Params = parse(params)?;
+        let slash = match &params.session_id {
+            Some(id) => self.slash(id)?,
+            None => SlashCommands::default(),
+        };
+        let listed: Vec<Value> = slash
+            .advertised()
+            .iter()
+            .map(|spec| json!({"name": spec.name, "description": spec.description, "hint": spec.hint}))
+            .collect();
+        Ok(json!({"commands": listed}))
     }
 
     /// `larik/prompt`.
@@ -212,14 +270,14 @@ impl Backend {
         let params: PromptParams = parse(params)?;
         let id = match &params.session_id {
             Some(id) => {
-                if !lock(&self.sessions).contains_key(id) {
+                if matches!(self.sessions.lookup(id), Lookup::Absent) {
                     self.resume(id)?;
                 }
                 id.clone()
             }
             None => self.start_new(&self.workspace())?,
         };
-        let work = self.work(&params)?;
+        let work = self.work(&id, &params)?;
         let commands = self.commands(&id)?;
         let (reply, outcome) = oneshot::channel();
         let token_key = params.work_done_token.as_ref().map(token_key);
@@ -227,11 +285,13 @@ impl Backend {
             lock(&self.tokens).insert(key.clone(), id.clone());
         }
         commands
-            .send(Command::Prompt {
+            .send(Command::Prompt(
                 work,
-                token: params.work_done_token.clone(),
-                reply,
-            })
+                LspReply {
+                    token: params.work_done_token.clone(),
+                    reply,
+                },
+            ))
             .map_err(|_| invalid_params(format!("session `{id}` has ended")))?;
         // A `$/cancelRequest` drops this future; the guard then cancels the turn.
         let mut guard = CancelOnDrop {
@@ -249,22 +309,14 @@ impl Backend {
         }
     }
 
-    /// The prompt's work: a slash command, or a turn with the selection as context.
-    fn work(&self, params: &PromptParams) -> Result<Work> {
+    /// The prompt's work in session `id`: a slash command, or a turn with the selection as
+    /// context.
+    fn work(&self, id: &str, params: &PromptParams) -> Result<Work> {
         let mut content = prompt_content(&params.prompt)?;
-        if let [UserContent::Text { text }] = content.as_slice() {
-            match SlashCommands::default().parse(text) {
-                Some(Invocation {
-                    command: Builtin::Undo,
-                    ..
-                }) => return Ok(Work::Undo),
-                Some(Invocation {
-                    command: Builtin::Compact,
-                    argument,
-                }) => return Ok(Work::Compact(argument)),
-                // The other commands reach the model as prompts in this front end.
-                _ => {}
-            }
+        if let [UserContent::Text { text }] = content.as_slice()
+            && let Some(invocation) = self.slash(id)?.parse(text)
+        {
+            return Work::of_command(invocation).map_err(setup_error);
         }
         if let Some(document) = &params.text_document {
             content.push(UserContent::Text {
@@ -373,7 +425,7 @@ fn token_key(token: &ProgressToken) -> String {
 
 /// Cancels a session's running prompt when dropped with a session still set.
 struct CancelOnDrop {
-    commands: Option<mpsc::UnboundedSender<Command>>,
+    commands: Option<mpsc::UnboundedSender<Command<LspWire>>>,
 }
 
 impl Drop for CancelOnDrop {
@@ -497,7 +549,7 @@ impl LanguageServer for Backend {
 
     async fn shutdown(&self) -> Result<()> {
         // Dropping the command senders ends each session's task, which stops its agent.
-        lock(&self.sessions).clear();
+        self.sessions.close_all().await;
         for notice in self.process.shutdown().await {
             eprintln!("larik: warning: {notice}");
         }

@@ -1,15 +1,13 @@
-//! One `larik lsp` session: a task that owns the agent, runs the session's prompts one at a
-//! time, forwards every event to the editor as `larik/event`, reports work-done progress on
-//! a prompt's token, and puts the agent's permission questions to the editor.
+//! The `larik lsp` side of a session (see [`crate::session_core`]): every event goes to
+//! the editor as `larik/event`, a prompt's work-done token gets `$/progress` (begin, a
+//! report per tool call, end), Larik's own text is a `message_complete` event, and
+//! permission questions go out as `larik/requestPermission` or
+//! `window/showMessageRequest`.
 
-use std::collections::VecDeque;
-
-use larik_agent::AgentHandle;
-use larik_protocol::{
-    Event, Op, PermissionDecision, PermissionMode, PermissionOption, StopReason, UserContent,
-};
+use larik_protocol::{Event, PermissionDecision, PermissionOption};
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
 use tower_lsp_server::Client;
 use tower_lsp_server::ls_types::{
     MessageActionItem, MessageType, ProgressToken, ShowMessageRequestParams, WorkDoneProgress,
@@ -17,222 +15,35 @@ use tower_lsp_server::ls_types::{
 };
 
 use super::protocol::{LarikEvent, RequestPermission, progress};
+use crate::session_core::{Answerer, Outcome, Question as CoreQuestion, State, Wire};
 
-/// What a prompt asks for.
-#[derive(Debug)]
-pub enum Work {
-    /// A turn with the model.
-    Turn(Vec<UserContent>),
-    /// `/compact [instructions]`.
-    Compact(Option<String>),
-    /// `/undo`.
-    Undo,
+/// Where a prompt's answer goes, and its work-done token.
+pub struct LspReply {
+    /// The editor's work-done token, for `$/progress`.
+    pub token: Option<ProgressToken>,
+    /// Where the outcome goes.
+    pub reply: oneshot::Sender<Outcome>,
 }
 
-/// How a prompt ended: its stop reason, or the failure's message.
-pub type Outcome = Result<StopReason, String>;
-
-/// Commands from the server to a session task.
-#[derive(Debug)]
-pub enum Command {
-    /// Run a prompt (after those already waiting).
-    Prompt {
-        /// What to do.
-        work: Work,
-        /// The editor's work-done token, for `$/progress`.
-        token: Option<ProgressToken>,
-        /// Where the outcome goes.
-        reply: oneshot::Sender<Outcome>,
-    },
-    /// Cancel the running prompt and those waiting.
-    Cancel,
-    /// Switch the permission mode.
-    SetMode(PermissionMode),
-    /// Switch the model (from the next turn).
-    SetModel(String),
-}
-
-/// Starts the task of session `session_id`; returns where its commands go.
-pub fn spawn(
+/// A session's messages to an LSP editor.
+pub struct LspWire {
     session_id: String,
-    agent: AgentHandle,
     client: Client,
     ask_with_larik_requests: bool,
-    notices: Vec<String>,
-) -> mpsc::UnboundedSender<Command> {
-    let (sender, commands) = mpsc::unbounded_channel();
-    let task = Task {
-        session_id,
-        ops: agent.ops.clone(),
-        client,
-        ask_with_larik_requests,
-        waiting: VecDeque::new(),
-        running: None,
-        last_error: None,
-        notices,
-        questions: Vec::new(),
-    };
-    tokio::spawn(task.run(agent, commands));
-    sender
-}
-
-struct Running {
-    reply: oneshot::Sender<Outcome>,
+    /// The running prompt's work-done token.
     token: Option<ProgressToken>,
-    /// It ends with `undone` rather than `turn_complete`.
-    undo: bool,
-    cancelled: bool,
 }
 
-struct Task {
-    session_id: String,
-    ops: mpsc::UnboundedSender<Op>,
-    client: Client,
-    ask_with_larik_requests: bool,
-    waiting: VecDeque<(Work, Option<ProgressToken>, oneshot::Sender<Outcome>)>,
-    running: Option<Running>,
-    last_error: Option<String>,
-    /// Configuration notices, told once with the first prompt.
-    notices: Vec<String>,
-    /// Permission questions put to the editor and not answered yet, by request id.
-    questions: Vec<(String, tokio::task::JoinHandle<()>)>,
-}
-
-impl Task {
-    async fn run(mut self, mut agent: AgentHandle, mut commands: mpsc::UnboundedReceiver<Command>) {
-        loop {
-            tokio::select! {
-                event = agent.events.recv() => match event {
-                    Some(event) => self.on_event(event).await,
-                    None => break,
-                },
-                command = commands.recv() => match command {
-                    Some(command) => self.on_command(command).await,
-                    None => {
-                        let _ = self.ops.send(Op::Shutdown);
-                        break;
-                    }
-                },
-            }
+impl LspWire {
+    /// The wire of session `session_id`; questions go out as `larik/requestPermission`
+    /// when the editor declared it (`ask_with_larik_requests`).
+    pub fn new(session_id: String, client: Client, ask_with_larik_requests: bool) -> Self {
+        LspWire {
+            session_id,
+            client,
+            ask_with_larik_requests,
+            token: None,
         }
-        // The agent is gone: whatever still waits ends as cancelled.
-        if let Some(running) = self.running.take() {
-            let _ = running.reply.send(Ok(StopReason::Cancelled));
-        }
-        for (_, _, reply) in self.waiting.drain(..) {
-            let _ = reply.send(Ok(StopReason::Cancelled));
-        }
-    }
-
-    async fn on_command(&mut self, command: Command) {
-        match command {
-            Command::Prompt { work, token, reply } => {
-                self.waiting.push_back((work, token, reply));
-                self.start_next().await;
-            }
-            Command::Cancel => {
-                for (_, _, reply) in self.waiting.drain(..) {
-                    let _ = reply.send(Ok(StopReason::Cancelled));
-                }
-                // Open questions are withdrawn at once: a late answer must not let a call
-                // of the cancelled turn run.
-                for (request_id, question) in self.questions.drain(..) {
-                    question.abort();
-                    let _ = self.ops.send(Op::PermissionReply {
-                        request_id,
-                        decision: PermissionDecision::Cancelled,
-                    });
-                }
-                if let Some(running) = &mut self.running {
-                    running.cancelled = true;
-                    let _ = self.ops.send(Op::Interrupt);
-                }
-            }
-            Command::SetMode(mode) => {
-                let _ = self.ops.send(Op::SetMode { mode });
-            }
-            Command::SetModel(model) => {
-                let _ = self.ops.send(Op::SetModel { model });
-            }
-        }
-    }
-
-    async fn start_next(&mut self) {
-        if self.running.is_some() {
-            return;
-        }
-        let Some((work, token, reply)) = self.waiting.pop_front() else {
-            return;
-        };
-        self.last_error = None;
-        for message in std::mem::take(&mut self.notices) {
-            self.send_event(&Event::Notice { message }).await;
-        }
-        let undo = matches!(work, Work::Undo);
-        let op = match work {
-            Work::Turn(content) => Op::UserTurn { content },
-            Work::Compact(instructions) => Op::Compact { instructions },
-            Work::Undo => Op::Undo,
-        };
-        if let Some(token) = &token {
-            let begin = WorkDoneProgress::Begin(WorkDoneProgressBegin {
-                title: "Larik".into(),
-                cancellable: Some(true),
-                message: Some("Thinking…".into()),
-                percentage: None,
-            });
-            self.client
-                .send_notification::<progress::Progress>(progress::params(token, begin))
-                .await;
-        }
-        self.running = Some(Running {
-            reply,
-            token,
-            undo,
-            cancelled: false,
-        });
-        let _ = self.ops.send(op);
-    }
-
-    async fn report(&self, message: String) {
-        if let Some(token) = self
-            .running
-            .as_ref()
-            .and_then(|running| running.token.clone())
-        {
-            let report = WorkDoneProgress::Report(WorkDoneProgressReport {
-                cancellable: Some(true),
-                message: Some(message),
-                percentage: None,
-            });
-            self.client
-                .send_notification::<progress::Progress>(progress::params(&token, report))
-                .await;
-        }
-    }
-
-    async fn finish(&mut self, outcome: Outcome) {
-        let Some(running) = self.running.take() else {
-            return;
-        };
-        let outcome = match outcome {
-            Ok(_) if running.cancelled => Ok(StopReason::Cancelled),
-            other => other,
-        };
-        if let Some(token) = &running.token {
-            let message = match &outcome {
-                Ok(stop) => stop.as_str().to_string(),
-                Err(error) => error.clone(),
-            };
-            let end = WorkDoneProgress::End(WorkDoneProgressEnd {
-                message: Some(message),
-            });
-            self.client
-                .send_notification::<progress::Progress>(progress::params(token, end))
-                .await;
-        }
-        let _ = running.reply.send(outcome);
-        Box::pin(self.start_next()).await;
     }
 
     async fn send_event(&self, event: &Event) {
@@ -242,64 +53,91 @@ impl Task {
             .await;
     }
 
-    async fn on_event(&mut self, event: Event) {
-        self.send_event(&event).await;
-        match event {
-            Event::ToolCallBegin { title, .. } => self.report(title).await,
-            Event::MessageDelta { .. } => {}
-            Event::PermissionRequest {
-                request_id,
-                call_id,
-                tool,
-                title,
-                input,
-                options,
-            } => {
-                let question = Question {
-                    session_id: self.session_id.clone(),
-                    call_id,
-                    tool,
-                    title,
-                    input,
-                    options,
-                };
-                let (client, ops, larik) = (
-                    self.client.clone(),
-                    self.ops.clone(),
-                    self.ask_with_larik_requests,
-                );
-                // Asked on its own task: the answer may take the user a while, and events
-                // (and a cancel) must keep flowing meanwhile.
-                let id = request_id.clone();
-                let asking = tokio::spawn(async move {
-                    let decision = question.ask(&client, larik).await;
-                    let _ = ops.send(Op::PermissionReply {
-                        request_id: id,
-                        decision,
-                    });
-                });
-                self.questions
-                    .retain(|(_, question)| !question.is_finished());
-                self.questions.push((request_id, asking));
-            }
-            Event::Error { message, .. } => self.last_error = Some(message),
-            Event::TurnComplete { stop_reason, .. }
-                if self.running.as_ref().is_some_and(|running| !running.undo) =>
-            {
-                let outcome = match stop_reason {
-                    StopReason::Error => Err(self
-                        .last_error
-                        .take()
-                        .unwrap_or_else(|| "the turn failed".into())),
-                    other => Ok(other),
-                };
-                self.finish(outcome).await;
-            }
-            Event::Undone { .. } if self.running.as_ref().is_some_and(|running| running.undo) => {
-                self.finish(Ok(StopReason::EndTurn)).await;
-            }
-            _ => {}
+    async fn progress(&self, token: &ProgressToken, value: WorkDoneProgress) {
+        self.client
+            .send_notification::<progress::Progress>(progress::params(token, value))
+            .await;
+    }
+}
+
+#[async_trait::async_trait]
+impl Wire for LspWire {
+    type Reply = LspReply;
+    /// Every command of this front end is one the core knows.
+    type Command = std::convert::Infallible;
+
+    async fn started(&mut self, reply: &LspReply) {
+        self.token = reply.token.clone();
+        if let Some(token) = &reply.token {
+            let begin = WorkDoneProgress::Begin(WorkDoneProgressBegin {
+                title: "Larik".into(),
+                cancellable: Some(true),
+                message: Some("Thinking…".into()),
+                percentage: None,
+            });
+            self.progress(token, begin).await;
         }
+    }
+
+    async fn answer(&mut self, reply: LspReply, outcome: Outcome) {
+        // Only the running prompt began reporting progress; a waiting one ends silently.
+        if let Some(token) = &reply.token
+            && reply.token == self.token
+        {
+            self.token = None;
+            let message = match &outcome {
+                Ok(stop) => stop.as_str().to_string(),
+                Err(error) => error.clone(),
+            };
+            let end = WorkDoneProgress::End(WorkDoneProgressEnd {
+                message: Some(message),
+            });
+            self.progress(token, end).await;
+        }
+        let _ = reply.reply.send(outcome);
+    }
+
+    async fn say(&mut self, text: String) {
+        self.send_event(&Event::MessageComplete { text }).await;
+    }
+
+    async fn notice(&mut self, message: String) {
+        self.send_event(&Event::Notice { message }).await;
+    }
+
+    async fn event(&mut self, event: &Event, _state: &State) {
+        self.send_event(event).await;
+        if let Event::ToolCallBegin { title, .. } = event
+            && let Some(token) = &self.token
+        {
+            let report = WorkDoneProgress::Report(WorkDoneProgressReport {
+                cancellable: Some(true),
+                message: Some(title.clone()),
+                percentage: None,
+            });
+            self.progress(token, report).await;
+        }
+    }
+
+    fn ask(&mut self, question: CoreQuestion, answerer: Answerer<Self>) -> JoinHandle<()> {
+        let question = Question {
+            session_id: self.session_id.clone(),
+            call_id: question.call_id,
+            tool: question.tool,
+            title: question.title,
+            input: question.input,
+            options: question.options,
+        };
+        let (client, larik) = (self.client.clone(), self.ask_with_larik_requests);
+        // Asked on its own task: the answer may take the user a while, and events (and a
+        // cancel) must keep flowing meanwhile.
+        tokio::spawn(async move {
+            answerer.answer(question.ask(&client, larik).await);
+        })
+    }
+
+    async fn command(&mut self, command: Self::Command, _state: &mut State) {
+        match command {}
     }
 }
 

@@ -1,0 +1,556 @@
+//! The session core every editor front end shares: one task per session that owns the
+//! agent, runs the session's prompts one at a time in the order they arrive, handles
+//! cancel and close, answers slash commands Larik answers itself, keeps the session's
+//! mode, model, reasoning and usage as the agent reports them, puts permission questions
+//! to the editor and forwards only answers still awaited, and tells configuration notices
+//! once, with the first prompt.
+//!
+//! What differs between front ends is the wire: a [`Wire`] turns events into its messages,
+//! answers a prompt in its form, says text, and asks permission questions its way. `larik
+//! acp` and `larik lsp` each implement it; the lifecycle here is the same for both.
+//!
+//! Cancel interrupts the running prompt, withdraws its open permission questions at once
+//! (a late answer is then ignored), and ends every waiting prompt `cancelled`. A
+//! permission question that arrives after a cancel (before the agent saw it) is answered
+//! `cancelled` without asking.
+
+mod registry;
+mod replies;
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use larik_agent::{AgentHandle, Budget};
+use larik_protocol::event::ErrorKind;
+use larik_protocol::{
+    Event, Op, PermissionDecision, PermissionMode, PermissionOption, ReasoningEffort, StopReason,
+    Usage, UserContent,
+};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+pub use registry::{Lookup, SessionRegistry};
+
+use crate::assembly::{SetupError, parse_mode};
+use crate::commands::{Builtin, Invocation};
+pub use replies::{mode_text, offered_models};
+
+/// What a prompt asks the session to do.
+#[derive(Debug)]
+pub enum Work {
+    /// A turn with the model.
+    Turn(Vec<UserContent>),
+    /// `/compact`.
+    Compact(Option<String>),
+    /// `/model NAME`: ends when the agent reports the switch or its failure.
+    SwitchModel(String),
+    /// `/mode NAME`.
+    SwitchMode(PermissionMode),
+    /// `/undo`: ends when the agent reports what it put back.
+    Undo,
+    /// A reply Larik gives itself, computed when the prompt's turn comes.
+    Reply(LocalReply),
+}
+
+/// Replies computed from the session's own state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LocalReply {
+    /// The models on offer.
+    Models,
+    /// The modes.
+    Modes,
+    /// Tokens and cost so far.
+    Cost,
+}
+
+impl Work {
+    /// The work a slash command asks for; a bad argument is the user's to fix.
+    pub fn of_command(invocation: Invocation) -> Result<Work, SetupError> {
+        let Invocation { command, argument } = invocation;
+        Ok(match (command, argument) {
+            (Builtin::Compact, instructions) => Work::Compact(instructions),
+            (Builtin::Model, None) => Work::Reply(LocalReply::Models),
+            (Builtin::Model, Some(model)) => Work::SwitchModel(model),
+            (Builtin::Mode, None) => Work::Reply(LocalReply::Modes),
+            (Builtin::Mode, Some(name)) => Work::SwitchMode(parse_mode(&name)?),
+            (Builtin::Cost, _) => Work::Reply(LocalReply::Cost),
+            (Builtin::Undo, _) => Work::Undo,
+        })
+    }
+}
+
+/// How a prompt ended: its stop reason, or the failure's message.
+pub type Outcome = Result<StopReason, String>;
+
+/// Messages to a session task.
+pub enum Command<W: Wire> {
+    /// Run a prompt (after those already waiting).
+    Prompt(Work, W::Reply),
+    /// Cancel the running prompt and those waiting.
+    Cancel,
+    /// Switch the permission mode now (between prompts or during one).
+    SetMode(PermissionMode),
+    /// Switch the model from the editor's picker (not a prompt).
+    SetModel(String),
+    /// The editor answered a permission question.
+    PermissionAnswered {
+        /// The agent's request id.
+        request_id: String,
+        /// The choice.
+        decision: PermissionDecision,
+    },
+    /// Something only this front end's wire handles.
+    Wire(W::Command),
+    /// Stop the agent and the task; pending prompts end `cancelled`.
+    Close,
+}
+
+/// A permission question to put to the editor.
+#[derive(Debug, Clone)]
+pub struct Question {
+    /// The call it is about.
+    pub call_id: String,
+    /// The tool.
+    pub tool: String,
+    /// The call's title.
+    pub title: String,
+    /// Its input.
+    pub input: serde_json::Value,
+    /// The choices.
+    pub options: Vec<PermissionOption>,
+}
+
+/// Where the editor's answer to a question goes.
+pub struct Answerer<W: Wire> {
+    commands: mpsc::UnboundedSender<Command<W>>,
+    request_id: String,
+}
+
+impl<W: Wire> Answerer<W> {
+    /// Hands the editor's choice to the session.
+    pub fn answer(self, decision: PermissionDecision) {
+        let _ = self.commands.send(Command::PermissionAnswered {
+            request_id: self.request_id,
+            decision,
+        });
+    }
+}
+
+/// What the session knows about itself, for the wire to show.
+pub struct State {
+    /// Where ops go.
+    pub ops: mpsc::UnboundedSender<Op>,
+    /// The permission mode.
+    pub mode: PermissionMode,
+    /// The model.
+    pub model: String,
+    /// The reasoning effort.
+    pub reasoning: Option<ReasoningEffort>,
+    /// Usage so far.
+    pub usage: Usage,
+    /// The session's spending cap, if any.
+    pub budget: Option<Arc<Budget>>,
+    /// Providers with an API key, for the models on offer.
+    pub providers_with_keys: Vec<String>,
+    /// Model switches sent to the agent and not yet reported, oldest first; the agent
+    /// answers them in order.
+    switches: VecDeque<SwitchOrigin>,
+}
+
+impl State {
+    /// Sends an op to the agent; a stopped agent is noticed by the task.
+    pub fn send(&self, op: Op) {
+        let _ = self.ops.send(op);
+    }
+
+    /// Switches the model for the editor's picker.
+    pub fn switch_model_for_picker(&mut self, model: String) {
+        self.switches.push_back(SwitchOrigin::Picker);
+        self.send(Op::SetModel { model });
+    }
+}
+
+/// Who asked for a model switch, so its result reaches the right place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SwitchOrigin {
+    /// The editor's model picker: only the picker is updated.
+    Picker,
+    /// A `/model NAME` prompt: the prompt ends with the result.
+    Prompt,
+}
+
+/// One front end's side of a session.
+#[async_trait::async_trait]
+pub trait Wire: Send + Sized + 'static {
+    /// How a prompt is answered.
+    type Reply: Send;
+    /// Commands only this wire handles.
+    type Command: Send;
+
+    /// A prompt starts.
+    async fn started(&mut self, _reply: &Self::Reply) {}
+
+    /// Answers a prompt.
+    async fn answer(&mut self, reply: Self::Reply, outcome: Outcome);
+
+    /// Shows the user text Larik says itself (a local reply, a switch).
+    async fn say(&mut self, text: String);
+
+    /// Shows a notice about the configuration.
+    async fn notice(&mut self, text: String);
+
+    /// Shows an agent event; `state` already reflects it.
+    async fn event(&mut self, event: &Event, state: &State);
+
+    /// Puts a permission question to the editor; its answer goes to `answerer`. The task
+    /// returned is aborted when the question is withdrawn.
+    fn ask(&mut self, question: Question, answerer: Answerer<Self>) -> JoinHandle<()>;
+
+    /// Handles a command only this wire knows.
+    async fn command(&mut self, command: Self::Command, state: &mut State);
+}
+
+/// The state a session starts from.
+pub struct Start<W: Wire> {
+    /// The running agent.
+    pub agent: AgentHandle,
+    /// The wire.
+    pub wire: W,
+    /// The mode.
+    pub mode: PermissionMode,
+    /// The model.
+    pub model: String,
+    /// The reasoning effort.
+    pub reasoning: Option<ReasoningEffort>,
+    /// Usage so far (a resumed session keeps its total).
+    pub usage: Usage,
+    /// The session's spending cap, if any.
+    pub budget: Option<Arc<Budget>>,
+    /// Providers with an API key, for the model picker.
+    pub providers_with_keys: Vec<String>,
+    /// What the user should hear about the configuration; told with the first prompt.
+    pub notices: Vec<String>,
+}
+
+/// Starts the session task; returns where its commands go and a flag that turns true once
+/// the task has stopped its agent and ended.
+pub fn spawn<W: Wire>(
+    start: Start<W>,
+) -> (mpsc::UnboundedSender<Command<W>>, watch::Receiver<bool>) {
+    let (sender, receiver) = mpsc::unbounded_channel();
+    let (stopped_sender, stopped) = watch::channel(false);
+    let task = Task {
+        wire: start.wire,
+        state: State {
+            ops: start.agent.ops.clone(),
+            mode: start.mode,
+            model: start.model,
+            reasoning: start.reasoning,
+            usage: start.usage,
+            budget: start.budget,
+            providers_with_keys: start.providers_with_keys,
+            switches: VecDeque::new(),
+        },
+        notices: start.notices,
+        commands: sender.clone(),
+        running: None,
+        waiting: VecDeque::new(),
+        questions: HashMap::new(),
+        last_error: None,
+    };
+    let agent = start.agent;
+    tokio::spawn(async move {
+        task.run(agent, receiver).await;
+        let _ = stopped_sender.send(true);
+    });
+    (sender, stopped)
+}
+
+/// The prompt being answered.
+struct Running<R> {
+    reply: R,
+    /// What ends it.
+    until: Until,
+    cancelled: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Until {
+    TurnComplete,
+    ModelSwitched,
+    Undone,
+}
+
+struct Task<W: Wire> {
+    wire: W,
+    state: State,
+    /// Configuration notices not told yet.
+    notices: Vec<String>,
+    commands: mpsc::UnboundedSender<Command<W>>,
+    running: Option<Running<W::Reply>>,
+    waiting: VecDeque<(Work, W::Reply)>,
+    /// Permission questions put to the editor and not answered yet.
+    questions: HashMap<String, JoinHandle<()>>,
+    /// The last error of the running prompt, for its answer.
+    last_error: Option<String>,
+}
+
+impl<W: Wire> Task<W> {
+    async fn run(
+        mut self,
+        mut agent: AgentHandle,
+        mut commands: mpsc::UnboundedReceiver<Command<W>>,
+    ) {
+        loop {
+            tokio::select! {
+                command = commands.recv() => match command {
+                    Some(Command::Close) => {
+                        self.close().await;
+                        self.state.send(Op::Shutdown);
+                        // Wait for the agent to stop so its session file is complete.
+                        while agent.events.recv().await.is_some() {}
+                        return;
+                    }
+                    Some(command) => self.on_command(command).await,
+                    None => {
+                        self.close().await;
+                        self.state.send(Op::Shutdown);
+                        return;
+                    }
+                },
+                event = agent.events.recv() => match event {
+                    Some(event) => self.on_event(event).await,
+                    None => {
+                        // The agent stopped on its own (it never should): nothing can answer.
+                        self.last_error = Some("the agent stopped".to_string());
+                        self.finish(StopReason::Error).await;
+                        self.close().await;
+                        return;
+                    }
+                },
+            }
+        }
+    }
+
+    async fn on_command(&mut self, command: Command<W>) {
+        match command {
+            Command::Prompt(work, reply) => {
+                self.waiting.push_back((work, reply));
+                self.start_next().await;
+            }
+            Command::Cancel => self.cancel().await,
+            Command::SetMode(mode) => self.state.send(Op::SetMode { mode }),
+            Command::SetModel(model) => self.state.switch_model_for_picker(model),
+            Command::PermissionAnswered {
+                request_id,
+                decision,
+            } => {
+                // After a cancel the question was already answered for the editor.
+                if self.questions.remove(&request_id).is_some() {
+                    self.state.send(Op::PermissionReply {
+                        request_id,
+                        decision,
+                    });
+                }
+            }
+            Command::Wire(command) => self.wire.command(command, &mut self.state).await,
+            Command::Close => {}
+        }
+    }
+
+    async fn start_next(&mut self) {
+        while self.running.is_none() {
+            let Some((work, reply)) = self.waiting.pop_front() else {
+                return;
+            };
+            // Told once, before the first prompt's answer, where the editor shows it.
+            for notice in std::mem::take(&mut self.notices) {
+                self.wire.notice(notice).await;
+            }
+            self.last_error = None;
+            self.wire.started(&reply).await;
+            let until = match work {
+                Work::Turn(content) => {
+                    self.state.send(Op::UserTurn { content });
+                    Until::TurnComplete
+                }
+                Work::Compact(instructions) => {
+                    self.state.send(Op::Compact { instructions });
+                    Until::TurnComplete
+                }
+                Work::Undo => {
+                    self.state.send(Op::Undo);
+                    Until::Undone
+                }
+                Work::SwitchModel(model) => {
+                    self.state.switches.push_back(SwitchOrigin::Prompt);
+                    self.state.send(Op::SetModel { model });
+                    Until::ModelSwitched
+                }
+                Work::SwitchMode(mode) => {
+                    self.state.send(Op::SetMode { mode });
+                    let (name, description) = mode_text(mode);
+                    self.wire.say(format!("Mode: {name}. {description}.")).await;
+                    self.wire.answer(reply, Ok(StopReason::EndTurn)).await;
+                    continue;
+                }
+                Work::Reply(local) => {
+                    let text = replies::local_reply(local, &self.state);
+                    self.wire.say(text).await;
+                    self.wire.answer(reply, Ok(StopReason::EndTurn)).await;
+                    continue;
+                }
+            };
+            self.running = Some(Running {
+                reply,
+                until,
+                cancelled: false,
+            });
+        }
+    }
+
+    async fn cancel(&mut self) {
+        for (_, reply) in std::mem::take(&mut self.waiting) {
+            self.wire.answer(reply, Ok(StopReason::Cancelled)).await;
+        }
+        let Some(running) = &mut self.running else {
+            return;
+        };
+        running.cancelled = true;
+        self.withdraw_questions();
+        self.state.send(Op::Interrupt);
+    }
+
+    /// Answers every open question `cancelled` at once; a late answer from the editor is
+    /// then ignored.
+    fn withdraw_questions(&mut self) {
+        for (request_id, question) in self.questions.drain() {
+            question.abort();
+            let _ = self.state.ops.send(Op::PermissionReply {
+                request_id,
+                decision: PermissionDecision::Cancelled,
+            });
+        }
+    }
+
+    async fn close(&mut self) {
+        self.cancel().await;
+        if let Some(running) = self.running.take() {
+            self.wire
+                .answer(running.reply, Ok(StopReason::Cancelled))
+                .await;
+        }
+    }
+
+    async fn on_event(&mut self, event: Event) {
+        match &event {
+            Event::Usage { total, .. } => self.state.usage = *total,
+            Event::ModeChanged { mode } => self.state.mode = *mode,
+            Event::ReasoningChanged { effort } => self.state.reasoning = *effort,
+            Event::ModelChanged { model } => self.state.model = model.clone(),
+            _ => {}
+        }
+        self.wire.event(&event, &self.state).await;
+        match event {
+            Event::PermissionRequest {
+                request_id,
+                call_id,
+                tool,
+                title,
+                input,
+                options,
+            } => {
+                if self
+                    .running
+                    .as_ref()
+                    .is_none_or(|running| running.cancelled)
+                {
+                    // Asked before the agent saw the cancel: the editor must not get a
+                    // question for a prompt it has already cancelled.
+                    self.state.send(Op::PermissionReply {
+                        request_id,
+                        decision: PermissionDecision::Cancelled,
+                    });
+                    return;
+                }
+                let answerer = Answerer {
+                    commands: self.commands.clone(),
+                    request_id: request_id.clone(),
+                };
+                let question = Question {
+                    call_id,
+                    tool,
+                    title,
+                    input,
+                    options,
+                };
+                let asking = self.wire.ask(question, answerer);
+                self.questions.insert(request_id, asking);
+            }
+            Event::ModelChanged { model } => {
+                let ends_prompt = self.switch_reported();
+                if ends_prompt {
+                    self.wire.say(format!("Model: `{model}`.")).await;
+                    self.finish(StopReason::EndTurn).await;
+                }
+            }
+            Event::Error {
+                kind: ErrorKind::ModelSwitch,
+                ..
+            } => {
+                let ends_prompt = self.switch_reported();
+                if ends_prompt {
+                    self.finish(StopReason::EndTurn).await;
+                }
+            }
+            Event::Error { message, .. } => self.last_error = Some(message),
+            Event::Undone { .. } => self.finish_if(Until::Undone).await,
+            Event::TurnComplete { stop_reason, .. } => {
+                for (_, question) in self.questions.drain() {
+                    question.abort();
+                }
+                if self.running_until(Until::TurnComplete) {
+                    self.finish(stop_reason).await;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The agent reported the oldest model switch; whether it ends the running prompt (a
+    /// `/model NAME` prompt waits for it, a picker switch does not).
+    fn switch_reported(&mut self) -> bool {
+        self.state.switches.pop_front() == Some(SwitchOrigin::Prompt)
+            && self.running_until(Until::ModelSwitched)
+    }
+
+    /// Ends the running prompt when it waits for `until`.
+    async fn finish_if(&mut self, until: Until) {
+        if self.running_until(until) {
+            self.finish(StopReason::EndTurn).await;
+        }
+    }
+
+    fn running_until(&self, until: Until) -> bool {
+        self.running
+            .as_ref()
+            .is_some_and(|running| running.until == until)
+    }
+
+    /// Answers the running prompt and starts the next one.
+    async fn finish(&mut self, stop_reason: StopReason) {
+        let Some(running) = self.running.take() else {
+            return;
+        };
+        let outcome = match stop_reason {
+            _ if running.cancelled => Ok(StopReason::Cancelled),
+            StopReason::Error => Err(self
+                .last_error
+                .take()
+                .unwrap_or_else(|| "the turn failed".to_string())),
+            other => Ok(other),
+        };
+        self.wire.answer(running.reply, outcome).await;
+        Box::pin(self.start_next()).await;
+    }
+}
