@@ -130,13 +130,31 @@ impl Process {
     }
 
     /// Starts deleting old checkpoints on a thread of its own, with the settings of the
-    /// project `cwd` belongs to, unless this process started already.
+    /// project `cwd` belongs to (read there too), unless this process started already.
     pub fn prune_checkpoints_for(&self, cwd: PathBuf) {
+        let env = self.env.clone();
+        self.prune_checkpoints_once(move || {
+            project_settings(&env, &cwd).0.checkpoint_retention_days
+        });
+    }
+
+    fn prune_checkpoints_once(
+        &self,
+        retention_days: impl FnOnce() -> Option<i64> + Send + 'static,
+    ) {
         let mut pruning = locked(&self.pruning);
         if pruning.is_none() {
-            let (settings, _) = project_settings(&self.env, &cwd);
-            *pruning = Some(Pruning::start(self.data_dir.clone(), &settings));
+            *pruning = Some(Pruning::start(self.data_dir.clone(), retention_days));
         }
+    }
+
+    /// The providers with an API key, for the models an editor offers.
+    pub fn providers_with_keys(&self) -> Vec<String> {
+        larik_providers::PROVIDERS
+            .iter()
+            .filter(|provider| self.env.provider_endpoint(provider).api_key.is_some())
+            .map(|provider| provider.to_string())
+            .collect()
     }
 
     /// Starts the session `request` describes.
@@ -184,7 +202,8 @@ impl Process {
             config.files = files(&session_id);
         }
         // The session's own checkpoints are open (and so kept) before any pruning starts.
-        self.prune_checkpoints_with(&settings);
+        let retention_days = settings.checkpoint_retention_days;
+        self.prune_checkpoints_once(move || retention_days);
 
         let mut contributions = Contributions::default();
         if !editor_mcp_servers.is_empty() {
@@ -246,13 +265,6 @@ impl Process {
             notices,
             commands,
         })
-    }
-
-    fn prune_checkpoints_with(&self, settings: &Settings) {
-        let mut pruning = locked(&self.pruning);
-        if pruning.is_none() {
-            *pruning = Some(Pruning::start(self.data_dir.clone(), settings));
-        }
     }
 
     /// Ends the process's sessions' shared state: background jobs the model started are

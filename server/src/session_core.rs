@@ -31,7 +31,7 @@ use tokio::task::JoinHandle;
 
 pub use registry::{Lookup, SessionRegistry};
 
-use crate::assembly::{SetupError, parse_mode};
+use crate::assembly::{Assembled, SetupError, parse_mode};
 use crate::commands::{Builtin, Invocation};
 pub use replies::{mode_text, offered_models};
 
@@ -210,55 +210,37 @@ pub trait Wire: Send + Sized + 'static {
     async fn command(&mut self, command: Self::Command, state: &mut State);
 }
 
-/// The state a session starts from.
-pub struct Start<W: Wire> {
-    /// The running agent.
-    pub agent: AgentHandle,
-    /// The wire.
-    pub wire: W,
-    /// The mode.
-    pub mode: PermissionMode,
-    /// The model.
-    pub model: String,
-    /// The reasoning effort.
-    pub reasoning: Option<ReasoningEffort>,
-    /// Usage so far (a resumed session keeps its total).
-    pub usage: Usage,
-    /// The session's spending cap, if any.
-    pub budget: Option<Arc<Budget>>,
-    /// Providers with an API key, for the model picker.
-    pub providers_with_keys: Vec<String>,
-    /// What the user should hear about the configuration; told with the first prompt.
-    pub notices: Vec<String>,
-}
-
-/// Starts the session task; returns where its commands go and a flag that turns true once
-/// the task has stopped its agent and ended.
+/// Starts the task of the session `assembled` started, speaking through `wire`, with the
+/// models of `providers_with_keys` on offer; returns where its commands go and a flag that
+/// turns true once the task has stopped its agent and ended. (The session's slash commands
+/// are the caller's: it parses prompts.)
 pub fn spawn<W: Wire>(
-    start: Start<W>,
+    wire: W,
+    assembled: Assembled,
+    providers_with_keys: Vec<String>,
 ) -> (mpsc::UnboundedSender<Command<W>>, watch::Receiver<bool>) {
     let (sender, receiver) = mpsc::unbounded_channel();
     let (stopped_sender, stopped) = watch::channel(false);
     let task = Task {
-        wire: start.wire,
+        wire,
         state: State {
-            ops: start.agent.ops.clone(),
-            mode: start.mode,
-            model: start.model,
-            reasoning: start.reasoning,
-            usage: start.usage,
-            budget: start.budget,
-            providers_with_keys: start.providers_with_keys,
+            ops: assembled.agent.ops.clone(),
+            mode: assembled.mode,
+            model: assembled.model,
+            reasoning: assembled.reasoning,
+            usage: assembled.usage,
+            budget: assembled.budget,
+            providers_with_keys,
             switches: VecDeque::new(),
         },
-        notices: start.notices,
+        notices: assembled.notices.iter().map(ToString::to_string).collect(),
         commands: sender.clone(),
         running: None,
         waiting: VecDeque::new(),
         questions: HashMap::new(),
         last_error: None,
     };
-    let agent = start.agent;
+    let agent = assembled.agent;
     tokio::spawn(async move {
         task.run(agent, receiver).await;
         let _ = stopped_sender.send(true);

@@ -20,7 +20,6 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::{Client, Error, ErrorCode};
 use larik_protocol::PermissionMode;
-use larik_providers::PROVIDERS;
 use larik_session::LoadedSession;
 use larik_tools::FileAccess;
 use larik_tools::ToolRegistry;
@@ -35,7 +34,7 @@ use super::updates;
 use crate::assembly::{Assembled, Branch, Open, Process, SessionRequest, SetupError, parse_mode};
 use crate::commands::SlashCommands;
 use crate::lock::locked as lock;
-use crate::session_core::{self, Command, Lookup, SessionRegistry, Start, Work};
+use crate::session_core::{self, Command, Lookup, SessionRegistry, Work};
 
 /// What all handlers share.
 pub struct Server {
@@ -136,20 +135,6 @@ impl Server {
             .agent_info(
                 Implementation::new("larik", env!("CARGO_PKG_VERSION")).title("Larik".to_string()),
             )
-    }
-
-    fn providers_with_keys(&self) -> Vec<String> {
-        PROVIDERS
-            .iter()
-            .filter(|provider| {
-                self.process
-                    .env
-                    .provider_endpoint(provider)
-                    .api_key
-                    .is_some()
-            })
-            .map(|provider| provider.to_string())
-            .collect()
     }
 
     fn lookup(&self, session_id: &SessionId) -> Lookup<AcpWire> {
@@ -318,10 +303,10 @@ impl Server {
     fn attach(
         &self,
         session_id: &SessionId,
-        assembled: Assembled,
+        mut assembled: Assembled,
         connection: ConnectionTo<Client>,
     ) -> (PermissionMode, Vec<SessionConfigOption>) {
-        let providers_with_keys = self.providers_with_keys();
+        let providers_with_keys = self.process.providers_with_keys();
         let offered = options::offered_models(&assembled.model, &providers_with_keys);
         let config = options::config_options(
             assembled.mode,
@@ -330,18 +315,9 @@ impl Server {
             &offered,
         );
         let mode = assembled.mode;
-        let slash = SlashCommands::with(assembled.commands);
-        let (commands, stopped) = session_core::spawn(Start {
-            agent: assembled.agent,
-            wire: AcpWire::new(session_id.clone(), connection),
-            mode,
-            model: assembled.model,
-            reasoning: assembled.reasoning,
-            usage: assembled.usage,
-            budget: assembled.budget,
-            providers_with_keys,
-            notices: assembled.notices.iter().map(ToString::to_string).collect(),
-        });
+        let slash = SlashCommands::with(std::mem::take(&mut assembled.commands));
+        let wire = AcpWire::new(session_id.clone(), connection);
+        let (commands, stopped) = session_core::spawn(wire, assembled, providers_with_keys);
         self.sessions
             .insert(session_id.to_string(), commands, stopped, slash);
         (mode, config)

@@ -41,11 +41,12 @@ impl Extension for LanguageServerExtension {
                         &scope.settings.lsp,
                         &mut into.notices,
                     )?;
-                    all.insert(scope.cwd.to_path_buf(), servers.clone());
-                    if servers.is_some() && all.values().flatten().count() == 1 {
+                    if all.is_empty() {
+                        // Once per process: the stop covers every project's servers.
                         into.shutdown
                             .push(Arc::new(StopServers(Arc::clone(&self.by_project))));
                     }
+                    all.insert(scope.cwd.to_path_buf(), servers.clone());
                     servers
                 }
             }

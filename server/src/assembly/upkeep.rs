@@ -127,10 +127,16 @@ pub(super) struct Pruning(std::thread::JoinHandle<Vec<Notice>>);
 impl Pruning {
     /// Deletes the checkpoints of sessions older than `checkpoint_retention_days` (7 by
     /// default; negative keeps them forever; personal files only, since it covers every
-    /// project). Sessions open in any process are left alone (their stores hold a lock).
-    pub(super) fn start(data_dir: PathBuf, settings: &Settings) -> Pruning {
-        let days = settings.checkpoint_retention_days.unwrap_or(7);
-        Pruning(std::thread::spawn(move || prune_now(&data_dir, days)))
+    /// project), the setting asked of `retention_days` on the pruning thread. Sessions open
+    /// in any process are left alone (their stores hold a lock).
+    pub(super) fn start(
+        data_dir: PathBuf,
+        retention_days: impl FnOnce() -> Option<i64> + Send + 'static,
+    ) -> Pruning {
+        Pruning(std::thread::spawn(move || {
+            let days = retention_days().unwrap_or(7);
+            prune_now(&data_dir, days)
+        }))
     }
 
     /// Waits until the old checkpoints are deleted; returns what could not be.

@@ -26,7 +26,7 @@ use super::documents::{Documents, EditSupport, EditorFiles};
 use super::session::{LspReply, LspWire};
 use crate::assembly::{Branch, Open, Process, SessionRequest, SetupError};
 use crate::commands::SlashCommands;
-use crate::session_core::{self, Command, Lookup, SessionRegistry, Start, Work};
+use crate::session_core::{self, Command, Lookup, SessionRegistry, Work};
 
 /// The commands `workspace/executeCommand` offers.
 pub const COMMANDS: [&str; 3] = ["larik.prompt", "larik.cancel", "larik.newSession"];
@@ -187,31 +187,12 @@ impl Backend {
         request.files = Some(Box::new(move |_: &str| {
             Arc::new(EditorFiles::new(documents, client, editor.edits)) as Arc<dyn FileAccess>
         }));
-        let assembled = self.process.assemble(request).map_err(setup_error)?;
+        let mut assembled = self.process.assemble(request).map_err(setup_error)?;
         let id = assembled.session_id.clone();
-        let slash = SlashCommands::with(assembled.commands);
-        let providers_with_keys = larik_providers::PROVIDERS
-            .iter()
-            .filter(|provider| {
-                self.process
-                    .env
-                    .provider_endpoint(provider)
-                    .api_key
-                    .is_some()
-            })
-            .map(|provider| provider.to_string())
-            .collect();
-        let (commands, stopped) = session_core::spawn(Start {
-            agent: assembled.agent,
-            wire: LspWire::new(id.clone(), self.client.clone(), editor.larik_permissions),
-            mode: assembled.mode,
-            model: assembled.model,
-            reasoning: assembled.reasoning,
-            usage: assembled.usage,
-            budget: assembled.budget,
-            providers_with_keys,
-            notices: assembled.notices.iter().map(ToString::to_string).collect(),
-        });
+        let slash = SlashCommands::with(std::mem::take(&mut assembled.commands));
+        let wire = LspWire::new(id.clone(), self.client.clone(), editor.larik_permissions);
+        let (commands, stopped) =
+            session_core::spawn(wire, assembled, self.process.providers_with_keys());
         self.sessions.insert(id.clone(), commands, stopped, slash);
         Ok(id)
     }
