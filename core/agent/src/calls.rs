@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use futures::future::join_all;
 use larik_permissions::{Decision, PermissionQuery, ToolCategory};
+use larik_protocol::sync::locked;
 use larik_protocol::{
     Block, Event, PermissionDecision, PermissionOption, ResultPart, ToolCallStatus, ToolKind,
     transcript::result_text,
@@ -231,12 +232,7 @@ impl Runner {
             sandboxed: tool.sandboxed(&call.input, ctx),
         };
         self.tell_sandbox_notices();
-        let decision = self
-            .shared
-            .policy
-            .lock()
-            .expect("policy lock is never poisoned")
-            .decide(&query);
+        let decision = locked(&self.shared.policy).decide(&query);
         let decision = match (decision, verdict.decision) {
             // A hook's allow skips the question; it never lifts a deny.
             (Decision::Ask { .. }, Some(HookDecision::Allow)) => Decision::Allow,
@@ -335,12 +331,7 @@ impl Runner {
             decision,
             PermissionDecision::AllowAlways | PermissionDecision::RejectAlways
         ) {
-            let remembered = self
-                .shared
-                .policy
-                .lock()
-                .expect("policy lock is never poisoned")
-                .remember(decision, rule);
+            let remembered = locked(&self.shared.policy).remember(decision, rule);
             if let Err(error) = remembered {
                 self.events.emit(Event::Notice {
                     message: format!("could not remember the rule `{rule}`: {error}"),
@@ -441,11 +432,7 @@ impl std::fmt::Debug for DeniedReads {
 
 impl PathFilter for DeniedReads {
     fn hides(&self, path: &Path) -> bool {
-        self.shared
-            .policy
-            .lock()
-            .expect("policy lock is never poisoned")
-            .hides_from_reads(path, &self.cwd)
+        locked(&self.shared.policy).hides_from_reads(path, &self.cwd)
     }
 }
 

@@ -23,6 +23,7 @@ pub use budget::Budget;
 pub use hooks::LoopHook;
 
 use std::collections::BTreeMap;
+use std::error::Error;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -150,9 +151,10 @@ pub const DEFAULT_AUTO_COMPACT_SHARE: f64 = 0.8;
 
 /// Keeps the rules of "always allow" and "always reject" answers for later sessions.
 pub trait RuleStore: Send + Sync {
-    /// Keeps `rule` as an allow rule (`allow`) or a deny rule; an error says why it could
-    /// not (the rule still holds for this session).
-    fn keep(&self, rule: &str, allow: bool) -> Result<(), String>;
+    /// Keeps `rule` as an allow rule (`allow`) or a deny rule; an error (the store's own,
+    /// e.g. the settings file's) says why it could not (the rule still holds for this
+    /// session).
+    fn keep(&self, rule: &str, allow: bool) -> Result<(), Box<dyn Error + Send + Sync>>;
 }
 
 /// The session an agent writes to, and what it already holds.

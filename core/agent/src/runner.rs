@@ -5,6 +5,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use larik_permissions::PermissionPolicy;
+use larik_protocol::sync::locked;
 use larik_protocol::{Event, Message, Op, PermissionDecision, PermissionMode, StopReason, Usage};
 use larik_providers::{ModelClient, ToolSpec, connect_with, split_model_name};
 use larik_session::SessionWriter;
@@ -35,27 +36,17 @@ impl Shared {
     /// Registers a permission question and returns where its answer arrives.
     pub(crate) fn ask(&self, request_id: &str) -> oneshot::Receiver<PermissionDecision> {
         let (tx, rx) = oneshot::channel();
-        self.pending
-            .lock()
-            .expect("permission table lock is never poisoned")
-            .insert(request_id.to_string(), tx);
+        locked(&self.pending).insert(request_id.to_string(), tx);
         rx
     }
 
     /// Forgets a question that is no longer waiting.
     pub(crate) fn forget(&self, request_id: &str) {
-        self.pending
-            .lock()
-            .expect("permission table lock is never poisoned")
-            .remove(request_id);
+        locked(&self.pending).remove(request_id);
     }
 
     fn answer(&self, request_id: &str, decision: PermissionDecision) -> bool {
-        let waiting = self
-            .pending
-            .lock()
-            .expect("permission table lock is never poisoned")
-            .remove(request_id);
+        let waiting = locked(&self.pending).remove(request_id);
         match waiting {
             Some(tx) => tx.send(decision).is_ok(),
             None => false,
@@ -63,10 +54,7 @@ impl Shared {
     }
 
     fn set_mode(&self, mode: PermissionMode) {
-        self.policy
-            .lock()
-            .expect("policy lock is never poisoned")
-            .set_mode(mode);
+        locked(&self.policy).set_mode(mode);
     }
 }
 
@@ -275,12 +263,7 @@ impl Runner {
             session_id: self.session.id().to_string(),
             transcript_path: self.session.path().to_path_buf(),
             cwd: self.config.cwd.clone(),
-            mode: self
-                .shared
-                .policy
-                .lock()
-                .expect("policy lock is never poisoned")
-                .mode(),
+            mode: locked(&self.shared.policy).mode(),
         }
     }
 

@@ -3,6 +3,7 @@
 //! [`Runner::undo`] restores the latest turn that changed files and leaves a note the model
 //! reads with the next prompt, so it does not go on from files that are no longer there.
 
+use std::error::Error;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -20,11 +21,9 @@ pub(crate) struct TurnCheckpoint {
 }
 
 impl Checkpoint for TurnCheckpoint {
-    fn before_change(&self, path: &Path) -> Result<(), String> {
-        self.store
-            .capture(&self.turn, path)
-            .map(drop)
-            .map_err(|error| error.to_string())
+    fn before_change(&self, path: &Path) -> Result<(), Box<dyn Error + Send + Sync>> {
+        self.store.capture(&self.turn, path)?;
+        Ok(())
     }
 }
 

@@ -85,24 +85,41 @@ pub fn layer_files(config_dir: Option<&Path>, project_root: &Path) -> Vec<LayerF
     files
 }
 
+/// Why a configuration file cannot be used. The message is a predicate for the file
+/// ("the file is not valid JSON: …"), one line.
+#[derive(Debug, thiserror::Error)]
+pub enum LayerError {
+    /// It exists but could not be read.
+    #[error("cannot be read: {0}")]
+    Read(std::io::Error),
+    /// Its text is not JSON.
+    #[error("is not valid JSON: {0}")]
+    Json(serde_json::Error),
+    /// It holds JSON other than an object.
+    #[error("is not a JSON object (it holds {found})")]
+    NotAnObject {
+        /// What it holds instead, as "an array".
+        found: &'static str,
+    },
+}
+
 /// Reads one layer: `Ok(None)` when the file does not exist, its top-level object when it
-/// is valid JSON, or a one-line reason why it cannot be used.
-pub fn read_layer(path: &Path) -> Result<Option<Map<String, Value>>, String> {
+/// is valid JSON, or why it cannot be used.
+pub fn read_layer(path: &Path) -> Result<Option<Map<String, Value>>, LayerError> {
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(error) => return Err(format!("cannot be read: {error}")),
+        Err(error) => return Err(LayerError::Read(error)),
     };
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(Some(Map::new()));
     }
     match serde_json::from_slice::<Value>(&bytes) {
         Ok(Value::Object(object)) => Ok(Some(object)),
-        Ok(other) => Err(format!(
-            "is not a JSON object (it holds {})",
-            json_kind(&other)
-        )),
-        Err(error) => Err(format!("is not valid JSON: {error}")),
+        Ok(other) => Err(LayerError::NotAnObject {
+            found: json_kind(&other),
+        }),
+        Err(error) => Err(LayerError::Json(error)),
     }
 }
 
@@ -157,15 +174,16 @@ mod tests {
     fn reading_tells_missing_empty_broken_and_wrong_files_apart() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("settings.json");
-        assert_eq!(read_layer(&path), Ok(None));
+        let read = |path: &Path| read_layer(path).map_err(|error| error.to_string());
+        assert_eq!(read(&path), Ok(None));
         std::fs::write(&path, " \n").expect("write");
-        assert_eq!(read_layer(&path), Ok(Some(Map::new())));
+        assert_eq!(read(&path), Ok(Some(Map::new())));
         std::fs::write(&path, "{\"model\": ").expect("write");
-        let error = read_layer(&path).expect_err("truncated");
+        let error = read(&path).expect_err("truncated");
         assert!(error.starts_with("is not valid JSON: "), "{error}");
         std::fs::write(&path, "[1]").expect("write");
         assert_eq!(
-            read_layer(&path),
+            read(&path),
             Err("is not a JSON object (it holds an array)".into())
         );
         std::fs::write(&path, "{\"model\": \"x/y\"}").expect("write");

@@ -19,7 +19,8 @@ pub use approvals::{
     content_hash,
 };
 pub use layers::{
-    LayerFile, Trust, layer_files, path_slug, personal_project_file, project_root, read_layer,
+    LayerError, LayerFile, Trust, layer_files, path_slug, personal_project_file, project_root,
+    read_layer,
 };
 pub use settings::{
     ConfigContext, ConfigNotice, ConfiguredRule, LoadedConfig, LspServerSettings, LspSettings,

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::layers::{json_kind, personal_project_file, read_layer};
+use crate::layers::{LayerError, json_kind, personal_project_file, read_layer};
 
 /// Why a settings file could not be changed. The file is left as it was in every case.
 #[derive(Debug, thiserror::Error)]
@@ -31,7 +31,7 @@ pub enum UpdateError {
         /// The file.
         path: PathBuf,
         /// Why, in a few words (as [`crate::read_layer`] says it).
-        reason: String,
+        reason: LayerError,
     },
     /// A key on the way to the value to change holds something of another type.
     #[error("{path} not changed: `{key}` should be {expected} but holds {found}")]

@@ -180,7 +180,7 @@ fn a_broken_or_differently_shaped_file_is_never_overwritten() {
                 reason,
             } => {
                 assert_eq!(named, &path);
-                assert!(reason.starts_with(expect_reason), "{reason}");
+                assert!(reason.to_string().starts_with(expect_reason), "{reason}");
             }
             other => panic!("unexpected error: {other}"),
         }

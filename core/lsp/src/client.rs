@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use larik_protocol::sync::locked;
 use ls_types::TextDocumentSyncKind;
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -167,7 +168,7 @@ impl LanguageServer {
     /// Whether the server is still starting or reports work-done progress that has not ended.
     pub fn is_loading(&self) -> bool {
         matches!(*self.init.borrow(), Init::Pending)
-            || !self.connection.shared.lock().progress.is_empty()
+            || !locked(&self.connection.shared.state).progress.is_empty()
     }
 
     /// Whether `initialize` failed (or timed out); such a server is never usable.
@@ -247,7 +248,7 @@ impl LanguageServer {
         open_only: bool,
     ) -> Result<Synced, LspError> {
         let uri = file_uri(path)?;
-        let mut state = self.connection.shared.lock();
+        let mut state = locked(&self.connection.shared.state);
         if let Some(reason) = &state.exited {
             return Err(LspError::Exited {
                 reason: reason.clone(),
@@ -351,7 +352,7 @@ impl LanguageServer {
         let shared = &self.connection.shared;
         let mut changes = shared.subscribe();
         let (seq_before, begins_before) = {
-            let state = shared.lock();
+            let state = locked(&shared.state);
             (state.push_seq, state.progress_begins)
         };
         let Synced {
@@ -378,7 +379,7 @@ impl LanguageServer {
         loop {
             changes.borrow_and_update();
             let pull_now = {
-                let state = shared.lock();
+                let state = locked(&shared.state);
                 if let Some(reason) = &state.exited {
                     return Err(LspError::Exited {
                         reason: reason.clone(),
@@ -393,7 +394,7 @@ impl LanguageServer {
                 pulled.is_none() && !pull_failed && state.pull_available()
             };
             if pull_now {
-                pulled_at_refresh = shared.lock().refreshes;
+                pulled_at_refresh = locked(&shared.state).refreshes;
                 let identifier = features.static_pull.clone().flatten();
                 match self.pull(&uri, path, identifier).await {
                     Ok(items) => pulled = Some(items),
@@ -408,7 +409,7 @@ impl LanguageServer {
             }
             let mut check_until = None;
             let loading = {
-                let state = shared.lock();
+                let state = locked(&shared.state);
                 let now = Instant::now();
                 let pull_done = pulled.is_some() || pull_failed || !state.pull_available();
                 let pushed_fresh = if self.checks_on_save && changed {
@@ -493,7 +494,7 @@ impl LanguageServer {
         fresh: bool,
         features: &ServerFeatures,
     ) -> DiagnosticsReport {
-        let state = self.connection.shared.lock();
+        let state = locked(&self.connection.shared.state);
         let mut all: Vec<ls_types::Diagnostic> = state
             .pushed
             .get(path)
@@ -543,7 +544,7 @@ impl LanguageServer {
                 method: "textDocument/diagnostic".into(),
                 source,
             })?;
-        let mut state = self.connection.shared.lock();
+        let mut state = locked(&self.connection.shared.state);
         let items = match report {
             ls_types::DocumentDiagnosticReportResult::Report(
                 ls_types::DocumentDiagnosticReport::Full(full),
@@ -558,7 +559,7 @@ impl LanguageServer {
     /// Asks the server to stop (`shutdown`, then `exit`) and kills it if it does not exit in
     /// time. Its exit then raises no notice.
     pub async fn shutdown(&self) {
-        self.connection.shared.lock().closing = true;
+        locked(&self.connection.shared.state).closing = true;
         let initialized = matches!(*self.init.borrow(), Init::Ready(_));
         if initialized && self.exited().is_none() {
             let limit = self.timeouts.shutdown;
@@ -653,7 +654,7 @@ async fn initialize(
     };
     match outcome {
         Ok(features) => {
-            connection.shared.lock().static_pull = features.static_pull.is_some();
+            locked(&connection.shared.state).static_pull = features.static_pull.is_some();
             connection.notify("initialized", json!({}));
             sender.send_replace(Init::Ready(Arc::new(features)));
         }
@@ -663,7 +664,7 @@ async fn initialize(
                 .line("##", &format!("initialize failed: {error}"));
             // A server that cannot initialize is of no use; stop it without an exit notice,
             // since the failure is reported to whoever waits for it.
-            connection.shared.lock().closing = true;
+            locked(&connection.shared.state).closing = true;
             connection.kill();
             sender.send_replace(Init::Failed(error.to_string()));
         }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
+use larik_protocol::sync::locked;
 use serde_json::{Value, json};
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
@@ -96,11 +97,7 @@ impl Connection {
 
     /// Kills the process without the shutdown handshake.
     pub(crate) fn kill(&self) {
-        let sender = self
-            .kill
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
+        let sender = locked(&self.kill).take();
         if let Some(sender) = sender {
             let _ = sender.send(());
         }
@@ -108,7 +105,7 @@ impl Connection {
 
     /// Why the server exited, once it has.
     pub(crate) fn exited(&self) -> Option<String> {
-        self.shared.lock().exited.clone()
+        locked(&self.shared.state).exited.clone()
     }
 
     fn exited_error(&self) -> LspError {
@@ -129,7 +126,7 @@ impl Connection {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (sender, receiver) = oneshot::channel();
         {
-            let mut state = self.shared.lock();
+            let mut state = locked(&self.shared.state);
             if state.exited.is_some() {
                 drop(state);
                 return Err(self.exited_error());
@@ -151,7 +148,7 @@ impl Connection {
             }),
             Ok(Err(_)) => Err(self.exited_error()),
             Err(_) => {
-                self.shared.lock().pending.remove(&id);
+                locked(&self.shared.state).pending.remove(&id);
                 self.notify("$/cancelRequest", json!({"id": id}));
                 Err(LspError::Timeout {
                     method: method.to_string(),
@@ -231,7 +228,7 @@ fn route(message: Value, shared: &Shared, outgoing: &mpsc::UnboundedSender<Value
     match (method, id) {
         (Some(method), Some(id)) => {
             if method == "workspace/applyEdit" {
-                let sink = shared.lock().server_edits.clone();
+                let sink = locked(&shared.state).server_edits.clone();
                 let edit = ServerEdit {
                     id: id.clone(),
                     params: message["params"].clone(),
@@ -264,7 +261,7 @@ fn route(message: Value, shared: &Shared, outgoing: &mpsc::UnboundedSender<Value
                 log.line("##", "an answer with an id we never sent");
                 return;
             };
-            let Some(sender) = shared.lock().pending.remove(&id) else {
+            let Some(sender) = locked(&shared.state).pending.remove(&id) else {
                 return;
             };
             let outcome = match message.get("error").filter(|error| !error.is_null()) {
@@ -305,7 +302,7 @@ fn answer(shared: &Shared, method: &str, params: &Value) -> Result<Value, (i64, 
         "window/showMessageRequest" => Ok(Value::Null),
         // Asks us to pull again: waiters re-pull when they see the count move.
         "workspace/diagnostic/refresh" => {
-            shared.lock().refreshes += 1;
+            locked(&shared.state).refreshes += 1;
             shared.bump();
             Ok(Value::Null)
         }

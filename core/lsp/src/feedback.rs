@@ -10,6 +10,7 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use larik_protocol::sync::locked;
 use larik_tools::EditFeedback;
 
 use crate::diagnostics::{DiagnosticsWait, Severity};
@@ -85,11 +86,7 @@ impl EditFeedback for ServerFeedback {
                 }
             }
             Err(error) => {
-                let first_time = self
-                    .told
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .insert(name.clone());
+                let first_time = locked(&self.told).insert(name.clone());
                 if first_time {
                     lines.push(format!("(No diagnostics from {name}: {error}.)"));
                 }

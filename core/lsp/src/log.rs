@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
+use larik_protocol::sync::locked;
+
 use crate::LspError;
 
 /// Messages longer than this are cut in the log; full diagnostics lists can be huge.
@@ -52,10 +54,7 @@ impl Log {
             None => text.to_string(),
         };
         let elapsed = self.started.elapsed().as_secs_f64();
-        let mut file = self
-            .file
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut file = locked(&self.file);
         // A log that cannot be written must not break the connection.
         let _ = writeln!(file, "[{elapsed:9.3}] {direction} {shown}");
     }

@@ -4,7 +4,9 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
+
+use larik_protocol::sync::locked;
 
 use crate::LspError;
 use crate::client::{LanguageServer, ServerOptions, Timeouts};
@@ -110,12 +112,6 @@ impl LanguageServers {
             .find(|spec| spec.serves(path))
     }
 
-    fn lock(&self) -> MutexGuard<'_, Servers> {
-        self.servers
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
     /// The server for `path`, started if needed: `None` when no usable server serves its
     /// language. A server that exited is replaced by a new one (up to a few times); one that
     /// failed to initialize is not started again, and its error is returned. Needs a tokio
@@ -126,7 +122,7 @@ impl LanguageServers {
         };
         let root = find_root(path, &spec.root_markers, &self.project_root);
         let key = (spec.name.clone(), root.clone());
-        let mut servers = self.lock();
+        let mut servers = locked(&self.servers);
         if let Some(reason) = servers.given_up.get(&key) {
             return Err(LspError::Initialize {
                 reason: reason.clone(),
@@ -238,7 +234,7 @@ impl LanguageServers {
 
     /// The servers currently running (or starting).
     pub fn running(&self) -> Vec<Arc<LanguageServer>> {
-        self.lock()
+        locked(&self.servers)
             .running
             .values()
             .filter(|server| server.exited().is_none())
@@ -248,18 +244,12 @@ impl LanguageServers {
 
     /// The notices gathered since the last call (server exits, servers given up on).
     pub fn take_notices(&self) -> Vec<Notice> {
-        std::mem::take(
-            &mut *self
-                .notices
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        )
+        std::mem::take(&mut *locked(&self.notices))
     }
 
     /// Shuts every server down, politely first.
     pub async fn shutdown(&self) {
-        let servers: Vec<_> = self
-            .lock()
+        let servers: Vec<_> = locked(&self.servers)
             .running
             .drain()
             .map(|(_, server)| server)
@@ -282,10 +272,7 @@ impl LanguageServers {
 }
 
 fn push_notice(notices: &Mutex<Vec<Notice>>, notice: Notice) {
-    notices
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .push(notice);
+    locked(notices).push(notice);
 }
 
 /// The path servers will report back: symlinks resolved, so URIs from the server match.

@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use larik_protocol::sync::locked;
 use ls_types::{
     DocumentSymbolResponse, GotoDefinitionResponse, Hover, HoverContents, MarkedString,
     WorkspaceSymbolResponse,
@@ -68,10 +69,7 @@ pub struct CodeActionItem {
 impl LanguageServer {
     /// The text of `path` as the server sees it: the open document's, else the file's.
     pub(crate) fn text_of(&self, path: &Path) -> Option<String> {
-        let open = self
-            .connection
-            .shared
-            .lock()
+        let open = locked(&self.connection.shared.state)
             .documents
             .get(path)
             .map(|document| document.text.clone());
@@ -80,10 +78,7 @@ impl LanguageServer {
 
     /// Opens `path` from disk if the server does not have it open yet; returns its text.
     async fn ensure_open(&self, path: &Path) -> Result<String, LspError> {
-        let open = self
-            .connection
-            .shared
-            .lock()
+        let open = locked(&self.connection.shared.state)
             .documents
             .get(path)
             .map(|document| document.text.clone());
@@ -343,7 +338,7 @@ impl LanguageServer {
         let start = to_lsp(&text, start_line, start_column, encoding);
         let end = to_lsp(&text, end_line, end_column, encoding);
         let overlapping: Vec<ls_types::Diagnostic> = {
-            let state = self.connection.shared.lock();
+            let state = locked(&self.connection.shared.state);
             let pushed = state.pushed.get(path).map(|push| push.diagnostics.iter());
             let pulled = state.pulled.get(path).map(|pulled| pulled.iter());
             pushed

@@ -3,6 +3,7 @@
 //! (`workspace/executeCommand`), and the window during which the server's own
 //! `workspace/applyEdit` requests are handed to the caller instead of being refused.
 
+use larik_protocol::sync::locked;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -10,6 +11,7 @@ use crate::LspError;
 use crate::client::LanguageServer;
 use crate::encoding::PositionEncoding;
 use crate::state::ServerEdit;
+use crate::tools::CallError;
 
 /// While it lives, the server's `workspace/applyEdit` requests come out of
 /// [`EditWindow::next`]; each must be answered with [`EditWindow::answer`]. Dropping it
@@ -31,10 +33,10 @@ impl EditWindow<'_> {
     }
 
     /// Answers a `workspace/applyEdit`: applied, or refused with the reason.
-    pub(crate) fn answer(&self, id: Value, outcome: Result<(), String>) {
+    pub(crate) fn answer(&self, id: Value, outcome: Result<(), CallError>) {
         let result = match outcome {
             Ok(()) => json!({"applied": true}),
-            Err(reason) => json!({"applied": false, "failureReason": reason}),
+            Err(reason) => json!({"applied": false, "failureReason": reason.to_string()}),
         };
         self.server.connection.respond(id, result);
     }
@@ -42,12 +44,9 @@ impl EditWindow<'_> {
 
 impl Drop for EditWindow<'_> {
     fn drop(&mut self) {
-        self.server.connection.shared.lock().server_edits = None;
+        locked(&self.server.connection.shared.state).server_edits = None;
         while let Ok(edit) = self.edits.try_recv() {
-            self.answer(
-                edit.id,
-                Err("the command had finished when this edit arrived".into()),
-            );
+            self.answer(edit.id, Err(CallError::AfterCommand));
         }
     }
 }
@@ -84,7 +83,7 @@ impl LanguageServer {
     /// [`EditWindow`]); one at a time per server, a second replaces the first.
     pub(crate) fn edit_window(&self) -> EditWindow<'_> {
         let (sink, edits) = mpsc::unbounded_channel();
-        self.connection.shared.lock().server_edits = Some(sink);
+        locked(&self.connection.shared.state).server_edits = Some(sink);
         EditWindow {
             server: self,
             edits,

@@ -5,8 +5,9 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
+use larik_protocol::sync::locked;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
@@ -94,9 +95,29 @@ impl State {
     }
 }
 
+/// Why a `textDocument/publishDiagnostics` notification was dropped (the log says so).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum DroppedDiagnostics {
+    /// Its params are not `PublishDiagnosticsParams`.
+    #[error("bad params: {0}")]
+    BadParams(serde_json::Error),
+    /// Its URI (given) names no file.
+    #[error("not a file URI: {0}")]
+    NotAFile(String),
+    /// It is for an older version of the document than the one open.
+    #[error("version {version} is older than the document's {current}")]
+    Outdated {
+        /// The version the diagnostics are for.
+        version: i32,
+        /// The open document's version.
+        current: i32,
+    },
+}
+
 /// The state plus its change signal and exit hook.
 pub(crate) struct Shared {
-    state: Mutex<State>,
+    /// Nothing panics while holding it; if something did, the state is still usable.
+    pub(crate) state: Mutex<State>,
     generation: watch::Sender<u64>,
     on_exit: Option<ExitHook>,
 }
@@ -108,13 +129,6 @@ impl Shared {
             generation: watch::Sender::new(0),
             on_exit,
         }
-    }
-
-    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
-        // Nothing panics while holding it; if something did, the data is still usable.
-        self.state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Wakes everyone waiting for a change.
@@ -131,7 +145,7 @@ impl Shared {
     /// the exit was asked for. Only the first call counts.
     pub(crate) fn mark_exited(&self, reason: &str) {
         {
-            let mut state = self.lock();
+            let mut state = locked(&self.state);
             if state.exited.is_some() {
                 return;
             }
@@ -154,23 +168,23 @@ impl Shared {
 
     /// Stores a `textDocument/publishDiagnostics` notification; returns why it was dropped,
     /// if it was.
-    pub(crate) fn on_publish(&self, params: Value) -> Result<(), String> {
+    pub(crate) fn on_publish(&self, params: Value) -> Result<(), DroppedDiagnostics> {
         let params: ls_types::PublishDiagnosticsParams =
-            serde_json::from_value(params).map_err(|error| format!("bad params: {error}"))?;
+            serde_json::from_value(params).map_err(DroppedDiagnostics::BadParams)?;
         let path = params
             .uri
             .to_file_path()
-            .ok_or_else(|| format!("not a file URI: {}", params.uri.as_str()))?
+            .ok_or_else(|| DroppedDiagnostics::NotAFile(params.uri.as_str().to_string()))?
             .into_owned();
         {
-            let mut state = self.lock();
+            let mut state = locked(&self.state);
             if let (Some(version), Some(document)) = (params.version, state.documents.get(&path))
                 && version < document.version
             {
-                return Err(format!(
-                    "version {version} is older than the document's {}",
-                    document.version
-                ));
+                return Err(DroppedDiagnostics::Outdated {
+                    version,
+                    current: document.version,
+                });
             }
             state.push_seq += 1;
             let seq = state.push_seq;
@@ -194,7 +208,7 @@ impl Shared {
     pub(crate) fn on_progress(&self, params: &Value) {
         let token = params["token"].to_string();
         let changed = {
-            let mut state = self.lock();
+            let mut state = locked(&self.state);
             match params["value"]["kind"].as_str() {
                 Some("begin") => {
                     state.progress_begins += 1;
@@ -220,7 +234,7 @@ impl Shared {
     /// Records `client/registerCapability`.
     pub(crate) fn register(&self, params: &Value) {
         if let Some(list) = params["registrations"].as_array() {
-            let mut state = self.lock();
+            let mut state = locked(&self.state);
             for registration in list {
                 if let (Some(id), Some(method)) =
                     (registration["id"].as_str(), registration["method"].as_str())
@@ -238,7 +252,7 @@ impl Shared {
             .as_array()
             .or_else(|| params["unregistrations"].as_array());
         if let Some(list) = list {
-            let mut state = self.lock();
+            let mut state = locked(&self.state);
             for unregistration in list {
                 if let Some(id) = unregistration["id"].as_str() {
                     state.registrations.remove(id);
@@ -258,7 +272,7 @@ mod tests {
     fn pushes_older_than_the_document_are_dropped() {
         let shared = Shared::new(None);
         let path = PathBuf::from("/p/a.c");
-        shared.lock().documents.insert(
+        locked(&shared.state).documents.insert(
             path.clone(),
             Document {
                 version: 3,
@@ -273,12 +287,12 @@ mod tests {
             ]})
         };
         let error = shared.on_publish(push(json!(2))).expect_err("stale");
-        assert!(error.contains("older"), "{error}");
-        assert!(shared.lock().pushed.is_empty());
+        assert!(error.to_string().contains("older"), "{error}");
+        assert!(locked(&shared.state).pushed.is_empty());
         shared.on_publish(push(json!(3))).expect("current");
-        assert_eq!(shared.lock().pushed[&path].version, Some(3));
+        assert_eq!(locked(&shared.state).pushed[&path].version, Some(3));
         shared.on_publish(push(Value::Null)).expect("unversioned");
-        let state = shared.lock();
+        let state = locked(&shared.state);
         assert_eq!(
             (state.pushed[&path].version, state.pushed[&path].seq),
             (None, 2)
@@ -296,11 +310,11 @@ mod tests {
                 .push(reason.to_string());
         })));
         let (sender, mut receiver) = oneshot::channel();
-        shared.lock().pending.insert(1, sender);
+        locked(&shared.state).pending.insert(1, sender);
         shared.mark_exited("gone");
         shared.mark_exited("again");
         assert!(receiver.try_recv().is_err(), "the pending request fails");
         assert_eq!(*calls.lock().expect("not poisoned"), ["gone"]);
-        assert!(shared.lock().pending.is_empty());
+        assert!(locked(&shared.state).pending.is_empty());
     }
 }

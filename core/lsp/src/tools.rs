@@ -11,6 +11,7 @@
 //! so; the client's timeouts bound every wait.
 
 mod apply;
+mod call_error;
 mod query;
 
 use std::path::{Component, Path, PathBuf};
@@ -21,6 +22,7 @@ use larik_tools::{CallTarget, ToolContext, ToolOutput, ToolRegistry};
 use serde_json::Value;
 
 pub use apply::ApplyCodeActionTool;
+pub(crate) use call_error::CallError;
 pub use query::LspTool;
 
 use crate::client::LanguageServer;
@@ -106,11 +108,6 @@ fn file_target(input: &Value, ctx: &ToolContext) -> CallTarget {
     }
 }
 
-/// The server's failure as the model reads it.
-fn failed(error: crate::LspError) -> String {
-    format!("The language server failed: {error}.")
-}
-
 /// The code actions offered at `line` (or at one point of it), asked for after fresh
 /// diagnostics, which the request carries and which make servers offer their quick fixes;
 /// with the place as the model names it. `lsp code_actions` lists exactly what
@@ -121,12 +118,12 @@ async fn offered_actions(
     line: u32,
     column: Option<u32>,
     wait: DiagnosticsWait,
-) -> Result<(Vec<crate::CodeActionItem>, String), String> {
+) -> Result<(Vec<crate::CodeActionItem>, String), CallError> {
     subject.check_position(line, column.unwrap_or(1))?;
     server
         .diagnostics_after_change(&subject.path, &subject.text, wait)
         .await
-        .map_err(failed)?;
+        .map_err(CallError::Server)?;
     let actions = match column {
         Some(column) => {
             server
@@ -135,7 +132,7 @@ async fn offered_actions(
         }
         None => server.code_actions(&subject.path, line, line).await,
     }
-    .map_err(failed)?;
+    .map_err(CallError::Server)?;
     let place = match column {
         Some(column) => format!("{}:{line}:{column}", subject.shown),
         None => format!("{}:{line}", subject.shown),
@@ -152,41 +149,42 @@ struct Subject {
 
 impl Subject {
     /// Resolves and reads the file named by the model.
-    async fn load(ctx: &ToolContext, file_path: &str) -> Result<Self, String> {
+    async fn load(ctx: &ToolContext, file_path: &str) -> Result<Self, CallError> {
         let resolved = resolve(&ctx.cwd, file_path);
         let shown = display(&ctx.cwd, &resolved);
         let path = real(&resolved);
         if path.is_dir() {
-            return Err(format!("{shown} is a directory, not a file."));
+            return Err(CallError::Directory { shown });
         }
-        let text = ctx
-            .files
-            .read_text(&path)
-            .await
-            .map_err(|error| format!("Cannot read {shown}: {error}."))?;
+        let text = match ctx.files.read_text(&path).await {
+            Ok(text) => text,
+            Err(source) => return Err(CallError::Read { shown, source }),
+        };
         Ok(Self { path, shown, text })
     }
 
     /// Refuses a line or column that is not in the text (both 1-based, the column in
     /// characters and at most one past the line's end).
-    fn check_position(&self, line: u32, column: u32) -> Result<(), String> {
+    fn check_position(&self, line: u32, column: u32) -> Result<(), CallError> {
         let lines: Vec<&str> = self.text.split('\n').collect();
         let Some(content) = line
             .checked_sub(1)
             .and_then(|index| lines.get(index as usize))
         else {
-            return Err(format!(
-                "Line {line} is not in {} (it has {} lines; lines start at 1).",
-                self.shown,
-                self.text.lines().count()
-            ));
+            return Err(CallError::NoSuchLine {
+                line,
+                shown: self.shown.clone(),
+                lines: self.text.lines().count(),
+            });
         };
         let length = content.trim_end_matches('\r').chars().count() as u32;
         if column == 0 || column > length + 1 {
-            return Err(format!(
-                "Column {column} is not on line {line} of {} (it has {length} characters; columns start at 1).",
-                self.shown
-            ));
+            return Err(CallError::NoSuchColumn {
+                column,
+                line,
+                shown: self.shown.clone(),
+                length,
+            });
         }
         Ok(())
     }
@@ -197,23 +195,17 @@ fn server_for(
     servers: &LanguageServers,
     path: &Path,
     shown: &str,
-) -> Result<Arc<LanguageServer>, String> {
+) -> Result<Arc<LanguageServer>, CallError> {
     match servers.server_for(path) {
         Ok(Some(server)) => Ok(server),
-        Ok(None) => {
-            let available = servers.available();
-            Err(format!(
-                "No language server handles {shown}{}.",
-                if available.is_empty() {
-                    " (none is installed)".to_string()
-                } else {
-                    format!(" (available: {})", available.join(", "))
-                }
-            ))
-        }
-        Err(error) => Err(format!(
-            "The language server for {shown} cannot be used: {error}."
-        )),
+        Ok(None) => Err(CallError::NoServer {
+            shown: shown.to_string(),
+            available: servers.available().into_iter().map(String::from).collect(),
+        }),
+        Err(source) => Err(CallError::Unusable {
+            shown: shown.to_string(),
+            source,
+        }),
     }
 }
 

@@ -3,10 +3,13 @@
 //! Front ends send [`Op`]s into an agent and receive [`Event`]s back; nothing else crosses
 //! that boundary. The [`transcript`] types are the provider-neutral conversation the agent
 //! keeps and the session files store. This crate is serde only: no IO, no async, no policy.
+//! The one exception is [`sync`], the std lock helpers the core crates share, kept here
+//! because this is the lowest crate they depend on.
 
 pub mod event;
 pub mod op;
 pub mod permission;
+pub mod sync;
 pub mod tool;
 pub mod transcript;
 pub mod usage;

@@ -39,7 +39,27 @@ pub struct ProtectedChange {
     /// What the command did.
     pub change: ChangeKind,
     /// `Ok` when it is back as it was; otherwise why it could not be put back.
-    pub restored: Result<(), String>,
+    pub restored: Result<(), RestoreError>,
+}
+
+/// Why a protected path could not be put back: the failed file system call's error, kept
+/// as its kind and message so a [`ProtectedChange`] can be cloned and compared.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct RestoreError {
+    /// What kind of failure it was.
+    pub kind: io::ErrorKind,
+    /// The error's message.
+    message: String,
+}
+
+impl From<io::Error> for RestoreError {
+    fn from(error: io::Error) -> Self {
+        RestoreError {
+            kind: error.kind(),
+            message: error.to_string(),
+        }
+    }
 }
 
 impl fmt::Display for ProtectedChange {
@@ -202,7 +222,7 @@ impl Snapshot {
             changes.push(ProtectedChange {
                 path: relative.to_path_buf(),
                 change,
-                restored: restored.map_err(|error| error.to_string()),
+                restored: restored.map_err(RestoreError::from),
             });
         };
         match (before, now) {

@@ -82,9 +82,10 @@ pub(crate) fn confine(
         }
     }
     let mut ruleset = Some(created);
-    let mut filters = vec![seccomp::group_filter().map_err(SandboxError::Seccomp)?];
+    let seccomp_error = |error: seccomp::SeccompError| SandboxError::Seccomp(error.to_string());
+    let mut filters = vec![seccomp::group_filter().map_err(seccomp_error)?];
     if network_filter && policy.network == Network::Off {
-        filters.extend(seccomp::network_filters().map_err(SandboxError::Seccomp)?);
+        filters.extend(seccomp::network_filters().map_err(seccomp_error)?);
     }
     let restrict = move || -> std::io::Result<()> {
         if let Some(ruleset) = ruleset.take() {

@@ -34,7 +34,7 @@ pub use command::{CommandGuard, ShellCommand};
 pub use groups::{
     forget_group_if_gone, kill_process_group, kill_started_groups, note_started_group,
 };
-pub use guard::{ChangeKind, ProtectedChange};
+pub use guard::{ChangeKind, ProtectedChange, RestoreError};
 pub use policy::{Network, Policy};
 pub use protected::PROTECTED_PATHS;
 

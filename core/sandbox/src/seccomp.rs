@@ -14,8 +14,8 @@
 use std::collections::BTreeMap;
 
 use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-    SeccompRule, TargetArch,
+    BackendError, BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition,
+    SeccompFilter, SeccompRule, TargetArch,
 };
 
 /// x86-64's x32 ABI reaches the same calls with this bit set in the number.
@@ -34,10 +34,24 @@ fn numbers(call: libc::c_long) -> Vec<i64> {
     }
 }
 
-fn target() -> Result<TargetArch, String> {
+/// Why a seccomp filter could not be built.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SeccompError {
+    /// seccompiler does not know this machine's architecture.
+    #[error("seccomp: {0}")]
+    Architecture(BackendError),
+    /// A negative number (named) where the filter needs an unsigned one.
+    #[error("a negative {0}")]
+    Negative(&'static str),
+    /// seccompiler refused a condition, a rule or the filter.
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+}
+
+fn target() -> Result<TargetArch, SeccompError> {
     std::env::consts::ARCH
         .try_into()
-        .map_err(|error: seccompiler::BackendError| format!("seccomp: {error}"))
+        .map_err(SeccompError::Architecture)
 }
 
 /// A filter that lets everything through except `refused` (each with its rules; no rules:
@@ -45,28 +59,25 @@ fn target() -> Result<TargetArch, String> {
 fn refusing(
     refused: Vec<(libc::c_long, Vec<SeccompRule>)>,
     errno: i32,
-) -> Result<BpfProgram, String> {
+) -> Result<BpfProgram, SeccompError> {
     let mut rules = BTreeMap::new();
     for (call, call_rules) in refused {
         for number in numbers(call) {
             rules.insert(number, call_rules.clone());
         }
     }
-    let errno = u32::try_from(errno).map_err(|_| "a negative errno".to_string())?;
+    let errno = u32::try_from(errno).map_err(|_| SeccompError::Negative("errno"))?;
     let filter = SeccompFilter::new(
         rules,
         SeccompAction::Allow,
         SeccompAction::Errno(errno),
         target()?,
-    )
-    .map_err(|error| error.to_string())?;
-    filter
-        .try_into()
-        .map_err(|error: seccompiler::BackendError| error.to_string())
+    )?;
+    Ok(filter.try_into()?)
 }
 
 /// The group filter; see the module documentation.
-pub(crate) fn group_filter() -> Result<BpfProgram, String> {
+pub(crate) fn group_filter() -> Result<BpfProgram, SeccompError> {
     refusing(
         vec![
             (libc::SYS_setsid, Vec::new()),
@@ -77,16 +88,15 @@ pub(crate) fn group_filter() -> Result<BpfProgram, String> {
 }
 
 /// The network filters; see the module documentation.
-pub(crate) fn network_filters() -> Result<Vec<BpfProgram>, String> {
-    let family = |family: libc::c_int| -> Result<SeccompRule, String> {
+pub(crate) fn network_filters() -> Result<Vec<BpfProgram>, SeccompError> {
+    let family = |family: libc::c_int| -> Result<SeccompRule, SeccompError> {
         let condition = SeccompCondition::new(
             0,
             SeccompCmpArgLen::Dword,
             SeccompCmpOp::Eq,
-            u64::try_from(family).map_err(|_| "a negative address family".to_string())?,
-        )
-        .map_err(|error| error.to_string())?;
-        SeccompRule::new(vec![condition]).map_err(|error| error.to_string())
+            u64::try_from(family).map_err(|_| SeccompError::Negative("address family"))?,
+        )?;
+        Ok(SeccompRule::new(vec![condition])?)
     };
     let sockets = refusing(
         vec![(

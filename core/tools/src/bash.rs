@@ -147,9 +147,11 @@ impl Tool for BashTool {
             .unwrap_or(ctx.limits.bash_timeout_ms)
             .min(ctx.limits.bash_max_timeout_ms);
         for path in &input.checkpoint_paths {
-            if let Err(message) = ctx.before_change(&crate::paths::resolve(&ctx.cwd, path)) {
+            if let Err(not_saved) = ctx.before_change(&crate::paths::resolve(&ctx.cwd, path)) {
                 return ToolOutput::error(
-                    message.replace("Nothing was written", "The command did not run"),
+                    not_saved
+                        .to_string()
+                        .replace("Nothing was written", "The command did not run"),
                 );
             }
         }

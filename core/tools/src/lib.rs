@@ -40,7 +40,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use bash::BashTool;
-pub use checkpoint::Checkpoint;
+pub use checkpoint::{Checkpoint, NotSavedForUndo};
 pub use edit::EditTool;
 pub use feedback::EditFeedback;
 pub use files::{DiskFiles, FileAccess};
@@ -109,16 +109,16 @@ pub struct ToolContext {
 }
 
 impl ToolContext {
-    /// Saves `path` before it changes (see [`Checkpoint`]); `Err` carries the message for
-    /// the model when it could not be saved.
-    pub fn before_change(&self, path: &Path) -> Result<(), String> {
+    /// Saves `path` before it changes (see [`Checkpoint`]); `Err` displays as the message
+    /// for the model when it could not be saved.
+    pub fn before_change(&self, path: &Path) -> Result<(), NotSavedForUndo> {
         match &self.checkpoint {
-            Some(checkpoint) => checkpoint.before_change(path).map_err(|reason| {
-                format!(
-                    "Nothing was written: {} could not be saved for undo first ({reason}).",
-                    path.display()
-                )
-            }),
+            Some(checkpoint) => checkpoint
+                .before_change(path)
+                .map_err(|reason| NotSavedForUndo {
+                    path: path.to_path_buf(),
+                    reason,
+                }),
             None => Ok(()),
         }
     }

@@ -10,8 +10,10 @@
 use std::collections::HashMap;
 use std::fs::Metadata;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 use std::time::SystemTime;
+
+use larik_protocol::sync::locked;
 
 use crate::paths;
 
@@ -19,6 +21,8 @@ use crate::paths;
 /// the agent (hence the interior mutability).
 #[derive(Debug, Default)]
 pub struct ReadTracker {
+    /// Every update is one insert or remove, so the map stays consistent even if a holder
+    /// panicked.
     seen: Mutex<HashMap<PathBuf, Stamp>>,
 }
 
@@ -56,7 +60,7 @@ pub enum StaleRead {
 impl ReadTracker {
     /// Records that the file at `path` was seen in the state `meta` describes.
     pub fn record(&self, path: &Path, meta: &Metadata) {
-        self.lock().insert(paths::real_path(path), Stamp::of(meta));
+        locked(&self.seen).insert(paths::real_path(path), Stamp::of(meta));
     }
 
     /// Records the current state of the file at `path`, e.g. after a tool wrote it; a file
@@ -65,7 +69,7 @@ impl ReadTracker {
         match std::fs::metadata(path) {
             Ok(meta) => self.record(path, &meta),
             Err(_) => {
-                self.lock().remove(&paths::real_path(path));
+                locked(&self.seen).remove(&paths::real_path(path));
             }
         }
     }
@@ -73,18 +77,13 @@ impl ReadTracker {
     /// Whether the existing file at `path` may be changed: it was read and has not changed
     /// since. `shown` names the file in the error.
     pub fn check(&self, path: &Path, shown: &str) -> Result<(), StaleRead> {
-        let Some(seen) = self.lock().get(&paths::real_path(path)).copied() else {
+        let Some(seen) = locked(&self.seen).get(&paths::real_path(path)).copied() else {
             return Err(StaleRead::NotRead(shown.to_string()));
         };
         match std::fs::metadata(path) {
             Ok(meta) if Stamp::of(&meta) == seen => Ok(()),
             _ => Err(StaleRead::Modified(shown.to_string())),
         }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Stamp>> {
-        // The map stays consistent even if a holder panicked: every update is one insert.
-        self.seen.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

@@ -148,8 +148,8 @@ pub(crate) async fn commit(
     message: String,
     ctx: &ToolContext,
 ) -> ToolOutput {
-    if let Err(message) = ctx.before_change(&planned.path) {
-        return ToolOutput::error(message);
+    if let Err(not_saved) = ctx.before_change(&planned.path) {
+        return ToolOutput::error(not_saved.to_string());
     }
     match planned.commit(ctx.files.as_ref(), shown).await {
         Ok(()) => {

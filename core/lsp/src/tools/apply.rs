@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{
-    Subject, cancelled, display, failed, file_location, file_path, file_target, guarded,
+    CallError, Subject, cancelled, display, file_location, file_path, file_target, guarded,
     offered_actions, resolve, server_for,
 };
 use crate::client::LanguageServer;
@@ -150,7 +150,7 @@ impl Tool for ApplyCodeActionTool {
             async move {
                 match plan(&servers, wait, input, &owned).await {
                     Ok(plan) => apply(&servers, wait, plan, &owned).await,
-                    Err(message) => ToolOutput::error(message),
+                    Err(error) => ToolOutput::error(error.to_string()),
                 }
             },
             false,
@@ -165,29 +165,28 @@ async fn plan(
     wait: DiagnosticsWait,
     input: Value,
     ctx: &ToolContext,
-) -> Result<Plan, String> {
-    let input: ApplyInput = serde_json::from_value(input)
-        .map_err(|error| format!("Invalid input for apply_code_action: {error}"))?;
+) -> Result<Plan, CallError> {
+    let input: ApplyInput =
+        serde_json::from_value(input).map_err(|source| CallError::InvalidInput {
+            tool: "apply_code_action",
+            source,
+        })?;
     let subject = Subject::load(ctx, &input.file_path).await?;
     let server = server_for(servers, &subject.path, &subject.shown)?;
     let line = input.line;
     let (actions, place) = offered_actions(&server, &subject, line, input.column, wait).await?;
     let Some(chosen) = actions.iter().find(|action| action.title == input.title) else {
         if actions.is_empty() {
-            return Err(format!(
-                "No code action titled {:?} is offered for {place}: none is offered there now.",
-                input.title
-            ));
+            return Err(CallError::NoneOffered {
+                title: input.title,
+                place,
+            });
         }
-        let titles: Vec<String> = actions
-            .iter()
-            .map(|action| format!("- {}", action.title))
-            .collect();
-        return Err(format!(
-            "No code action titled {:?} is offered for {place}. Offered now:\n{}",
-            input.title,
-            titles.join("\n")
-        ));
+        return Err(CallError::NotOffered {
+            title: input.title,
+            place,
+            offered: actions.iter().map(|action| action.title.clone()).collect(),
+        });
     };
     let mut action = chosen.raw.clone();
     // A bare `Command` has a string `command`; a `CodeAction` may carry a Command object.
@@ -195,9 +194,15 @@ async fn plan(
     let has_edit = |action: &Value| action.get("edit").is_some_and(|edit| !edit.is_null());
     if !bare_command
         && !has_edit(&action)
-        && server.resolves_code_actions().await.map_err(failed)?
+        && server
+            .resolves_code_actions()
+            .await
+            .map_err(CallError::Server)?
     {
-        action = server.resolve_code_action(&action).await.map_err(failed)?;
+        action = server
+            .resolve_code_action(&action)
+            .await
+            .map_err(CallError::Server)?;
     }
     let command = if bare_command {
         Some(action.clone())
@@ -208,23 +213,21 @@ async fn plan(
             .cloned()
     };
     let edited = if !bare_command && has_edit(&action) {
-        let encoding = server.position_encoding().await.map_err(failed)?;
+        let encoding = server
+            .position_encoding()
+            .await
+            .map_err(CallError::Server)?;
         plan_workspace_edit(&action["edit"], &ctx.cwd, ctx.files.as_ref(), encoding)
             .await
-            .map_err(|error| {
-                format!(
-                    "Cannot apply {:?}: {error}. Nothing was written.",
-                    input.title
-                )
+            .map_err(|source| CallError::Unappliable {
+                title: input.title.clone(),
+                source,
             })?
     } else {
         Vec::new()
     };
     if edited.is_empty() && command.is_none() {
-        return Err(format!(
-            "The code action {:?} changes nothing in the current text.",
-            input.title
-        ));
+        return Err(CallError::ChangesNothing { title: input.title });
     }
     Ok(Plan {
         server,
@@ -248,13 +251,13 @@ async fn apply(
     let mut changes: Vec<FileChange> = Vec::new();
     let mut problems: Vec<String> = Vec::new();
     if let Err(error) = write(&plan.edited, ctx, &mut changes).await {
-        problems.push(error);
+        problems.push(error.to_string());
     }
     if problems.is_empty()
         && let Some(command) = &plan.command
         && let Err(error) = run_command(&plan.server, command, ctx, &mut changes).await
     {
-        problems.push(error);
+        problems.push(error.to_string());
     }
 
     let mut message = if changes.is_empty() && plan.command.is_some() {
@@ -311,20 +314,18 @@ async fn write(
     edited: &[EditedFile],
     ctx: &ToolContext,
     changes: &mut Vec<FileChange>,
-) -> Result<(), String> {
+) -> Result<(), CallError> {
     // Every file is saved for undo before any is written.
     for file in edited {
         ctx.before_change(&file.path)?;
     }
     for file in edited {
-        if let Err(error) = ctx.files.write_text(&file.path, &file.new_text).await {
-            let shown = display(&ctx.cwd, &file.path);
-            let written = if changes.is_empty() {
-                "Nothing was written".to_string()
-            } else {
-                "Only the files listed above were written".to_string()
-            };
-            return Err(format!("Could not write {shown}: {error}. {written}."));
+        if let Err(source) = ctx.files.write_text(&file.path, &file.new_text).await {
+            return Err(CallError::Write {
+                shown: display(&ctx.cwd, &file.path),
+                source,
+                anything_written: !changes.is_empty(),
+            });
         }
         ctx.reads.record_current(&file.path);
         let path = file.path.display().to_string();
@@ -343,7 +344,7 @@ async fn run_command(
     command: &Value,
     ctx: &ToolContext,
     changes: &mut Vec<FileChange>,
-) -> Result<(), String> {
+) -> Result<(), CallError> {
     let mut window = server.edit_window();
     let running = server.execute_command(command);
     tokio::pin!(running);
@@ -363,9 +364,10 @@ async fn run_command(
     }
     drop(window);
     let name = command["command"].as_str().unwrap_or("?");
-    outcome
-        .map(drop)
-        .map_err(|error| format!("The action's command `{name}` failed: {error}."))
+    outcome.map(drop).map_err(|source| CallError::Command {
+        name: name.to_string(),
+        source,
+    })
 }
 
 /// Applies one `workspace/applyEdit` from the server; the error is the reason to give it.
@@ -374,13 +376,13 @@ async fn server_edit(
     params: &Value,
     ctx: &ToolContext,
     changes: &mut Vec<FileChange>,
-) -> Result<(), String> {
+) -> Result<(), CallError> {
     let encoding = server
         .position_encoding()
         .await
-        .map_err(|error| error.to_string())?;
+        .map_err(CallError::PositionEncoding)?;
     let edited = plan_workspace_edit(&params["edit"], &ctx.cwd, ctx.files.as_ref(), encoding)
         .await
-        .map_err(|error| format!("refused: {error}"))?;
+        .map_err(CallError::Refused)?;
     write(&edited, ctx, changes).await
 }

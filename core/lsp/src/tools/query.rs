@@ -12,8 +12,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{
-    Subject, cap, display, failed, file_location, file_path, file_target, guarded, offered_actions,
-    resolve, server_for,
+    CallError, Subject, cap, display, file_location, file_path, file_target, guarded,
+    offered_actions, resolve, server_for,
 };
 use crate::client::LanguageServer;
 use crate::diagnostics::DiagnosticsWait;
@@ -148,7 +148,7 @@ impl Tool for LspTool {
             async move {
                 match query(&servers, wait, input, &owned).await {
                     Ok(text) => ToolOutput::text(cap(text, owned.limits.output_chars)),
-                    Err(message) => ToolOutput::error(message),
+                    Err(error) => ToolOutput::error(error.to_string()),
                 }
             },
             true,
@@ -162,17 +162,19 @@ async fn query(
     wait: DiagnosticsWait,
     input: Value,
     ctx: &ToolContext,
-) -> Result<String, String> {
+) -> Result<String, CallError> {
     let input: LspInput =
-        serde_json::from_value(input).map_err(|error| format!("Invalid input for lsp: {error}"))?;
+        serde_json::from_value(input).map_err(|source| CallError::InvalidInput {
+            tool: "lsp",
+            source,
+        })?;
     let subject = Subject::load(ctx, &input.file_path).await?;
     let server = server_for(servers, &subject.path, &subject.shown)?;
-    let position = || -> Result<(u32, u32), String> {
+    let position = || -> Result<(u32, u32), CallError> {
         let (Some(line), Some(column)) = (input.line, input.column) else {
-            return Err(format!(
-                "This operation needs `line` and `column` (1-based) of {}.",
-                subject.shown
-            ));
+            return Err(CallError::NeedsPosition {
+                shown: subject.shown.clone(),
+            });
         };
         subject.check_position(line, column)?;
         Ok((line, column))
@@ -189,7 +191,7 @@ async fn query(
             let found = server
                 .definition(&subject.path, line, column)
                 .await
-                .map_err(failed)?;
+                .map_err(CallError::Server)?;
             if found.is_empty() {
                 return Ok(format!(
                     "No definition found at {}:{line}:{column}.",
@@ -204,7 +206,7 @@ async fn query(
             let mut found = server
                 .references(&subject.path, line, column, true)
                 .await
-                .map_err(failed)?;
+                .map_err(CallError::Server)?;
             if found.is_empty() {
                 return Ok(format!(
                     "No references found at {}:{line}:{column}.",
@@ -225,7 +227,7 @@ async fn query(
             let hover = server
                 .hover(&subject.path, line, column)
                 .await
-                .map_err(failed)?;
+                .map_err(CallError::Server)?;
             Ok(match hover {
                 Some(text) => cap(text.trim().to_string(), MAX_HOVER_CHARS),
                 None => format!("Nothing to show at {}:{line}:{column}.", subject.shown),
@@ -236,19 +238,19 @@ async fn query(
             let symbols = server
                 .document_symbols(&subject.path)
                 .await
-                .map_err(failed)?;
+                .map_err(CallError::Server)?;
             if symbols.is_empty() {
                 return Ok(format!("No symbols in {}.", subject.shown));
             }
             Ok(outline(&symbols))
         }
         Operation::WorkspaceSymbols => {
-            let query = input
-                .query
-                .as_deref()
-                .ok_or("The workspace_symbols operation needs `query`.")?;
+            let query = input.query.as_deref().ok_or(CallError::NeedsQuery)?;
             answers.sync().await?;
-            let symbols = server.workspace_symbols(query).await.map_err(failed)?;
+            let symbols = server
+                .workspace_symbols(query)
+                .await
+                .map_err(CallError::Server)?;
             if symbols.is_empty() {
                 return Ok(format!("No symbols match {query:?}."));
             }
@@ -271,8 +273,10 @@ async fn query(
             let report = servers
                 .diagnostics_after_change(&subject.path, &subject.text, wait)
                 .await
-                .map_err(failed)?
-                .ok_or_else(|| format!("No language server handles {}.", subject.shown))?;
+                .map_err(CallError::Server)?
+                .ok_or_else(|| CallError::NoLongerHandled {
+                    shown: subject.shown.clone(),
+                })?;
             let mut out = if report.diagnostics.is_empty() {
                 format!("No diagnostics in {}.", subject.shown)
             } else {
@@ -292,9 +296,7 @@ async fn query(
             Ok(out)
         }
         Operation::CodeActions => {
-            let line = input
-                .line
-                .ok_or("The code_actions operation needs `line` (1-based).")?;
+            let line = input.line.ok_or(CallError::NeedsLine)?;
             let (actions, place) =
                 offered_actions(&server, &subject, line, input.column, wait).await?;
             if actions.is_empty() {
@@ -330,12 +332,12 @@ struct Answers<'a> {
 
 impl Answers<'_> {
     /// Sends the file's current text to the server.
-    async fn sync(&self) -> Result<(), String> {
+    async fn sync(&self) -> Result<(), CallError> {
         self.server
             .open_or_update(&self.subject.path, &self.subject.text)
             .await
             .map(drop)
-            .map_err(failed)
+            .map_err(CallError::Server)
     }
 
     /// `path:line:column: source line` per location, as grep shows matches.
