@@ -7,7 +7,11 @@
 
 #[path = "acp_cases/clients.rs"]
 mod clients;
+#[path = "acp_cases/extension.rs"]
+mod extension;
 #[path = "acp_cases/kit.rs"]
 mod kit;
 #[path = "acp_cases/raw.rs"]
 mod raw;
+#[path = "support/recording.rs"]
+mod recording;

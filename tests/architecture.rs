@@ -162,3 +162,74 @@ fn every_source_file_keeps_the_style_rules() {
     }
     assert!(problems.is_empty(), "style problems: {problems:#?}");
 }
+
+/// Where a process may be started outside `larik-sandbox`, and why.
+const PROCESS_EXCEPTIONS: &[(&str, &str)] = &[(
+    "core/lsp/src/connection.rs",
+    "language servers are the user's own tools, started unsandboxed with tokio::process",
+)];
+
+/// Whether `text` starts a process itself: a `Command::new(` that is not part of a longer
+/// name (such as `AvailableCommand::new(`), or a raw fork or exec.
+fn starts_a_process(text: &str) -> bool {
+    let constructs = text.match_indices("Command::new(").any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        !before.is_some_and(|ch| ch.is_alphanumeric() || ch == '_')
+    });
+    constructs
+        || ["libc::fork(", "libc::execv", "nix::unistd::fork"]
+            .iter()
+            .any(|raw| text.contains(raw))
+}
+
+#[test]
+fn processes_start_only_through_the_sandbox_or_a_listed_exception() {
+    let root = workspace_root();
+    let mut files = Vec::new();
+    for dir in std::fs::read_dir(root.join("core"))
+        .expect("core")
+        .flatten()
+    {
+        // The test kit is a dev-dependency only: it never runs inside Larik.
+        if dir.file_name() != "testkit" && dir.file_name() != "sandbox" {
+            rust_sources(&dir.path().join("src"), &mut files);
+        }
+    }
+    rust_sources(&root.join("server/src"), &mut files);
+    assert!(
+        files.len() > 20,
+        "found the sources ({} files)",
+        files.len()
+    );
+    let mut starting = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("source is UTF-8");
+        if starts_a_process(&text) {
+            let relative = file
+                .strip_prefix(&root)
+                .unwrap_or(file)
+                .display()
+                .to_string();
+            starting.push(relative);
+        }
+    }
+    let listed: Vec<&str> = PROCESS_EXCEPTIONS.iter().map(|(path, _)| *path).collect();
+    let unlisted: Vec<&String> = starting
+        .iter()
+        .filter(|path| !listed.contains(&path.as_str()))
+        .collect();
+    assert!(
+        unlisted.is_empty(),
+        "these start processes outside larik-sandbox; build the command with it, or list the \
+         file in PROCESS_EXCEPTIONS with the reason: {unlisted:#?}"
+    );
+    // An exception that no longer starts anything is dropped from the list.
+    let stale: Vec<&&str> = listed
+        .iter()
+        .filter(|path| !starting.iter().any(|found| found == *path))
+        .collect();
+    assert!(stale.is_empty(), "listed but starting nothing: {stale:#?}");
+    assert!(starts_a_process("let child = Command::new(\"sh\");"));
+    assert!(starts_a_process("std::process::Command::new(\"sh\")"));
+    assert!(!starts_a_process("AvailableCommand::new(name, text)"));
+}

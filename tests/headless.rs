@@ -12,8 +12,12 @@ use tokio::process::Command;
 
 #[path = "headless_cases/config.rs"]
 mod config;
+#[path = "headless_cases/extension.rs"]
+mod extension;
 #[path = "headless_cases/models.rs"]
 mod models;
+#[path = "support/recording.rs"]
+mod recording;
 #[path = "headless_cases/sandbox.rs"]
 mod sandbox;
 #[path = "headless_cases/undo.rs"]
@@ -24,6 +28,10 @@ struct Harness {
     project: TempDir,
     data: TempDir,
     server: FakeModelServer,
+    /// The program under test: `larik`, or a build of it with a test extension.
+    program: PathBuf,
+    /// Extra environment for the program.
+    extra_env: Vec<(String, String)>,
 }
 
 impl Harness {
@@ -38,6 +46,8 @@ impl Harness {
             project,
             data: tempfile::tempdir().expect("data dir"),
             server: FakeModelServer::start().await,
+            program: PathBuf::from(env!("CARGO_BIN_EXE_larik")),
+            extra_env: Vec::new(),
         }
     }
 
@@ -50,7 +60,7 @@ impl Harness {
 
     /// `larik` with a clean environment pointing at the fake server as Anthropic.
     fn larik(&self) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_larik"));
+        let mut command = Command::new(&self.program);
         command
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -66,6 +76,7 @@ impl Harness {
             .current_dir(self.project.path())
             .stdin(std::process::Stdio::null())
             .kill_on_drop(true);
+        command.envs(self.extra_env.iter().cloned());
         command
     }
 

@@ -8,7 +8,11 @@
 
 #[path = "lsp_front_cases/editing.rs"]
 mod editing;
+#[path = "lsp_front_cases/extension.rs"]
+mod extension;
 #[path = "lsp_front_cases/kit.rs"]
 mod kit;
+#[path = "support/recording.rs"]
+mod recording;
 #[path = "lsp_front_cases/requests.rs"]
 mod requests;

@@ -27,18 +27,21 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::{Agent, Error, Stdio};
 use tokio::sync::mpsc;
 
-use crate::assembly::{self, Process};
+use crate::assembly::{self, Extension, Process};
 use crate::cli::AgentOptions;
 use crate::session_core::Command;
 use server::{Server, config_option_answer, gone};
 
 /// Serves ACP on stdin/stdout until the editor closes the connection.
-pub async fn run(options: AgentOptions) -> anyhow::Result<ExitCode> {
+pub async fn run(
+    options: AgentOptions,
+    extensions: Vec<Arc<dyn Extension>>,
+) -> anyhow::Result<ExitCode> {
     let env = assembly::environment();
     // Sessions start when the editor asks; have the root certificates ready by then, and
     // old checkpoints gone.
     assembly::prefetch_tls(&env, options.model.as_deref());
-    let process = Process::new(env, options)?;
+    let process = Process::new(env, options, extensions)?;
     process.prune_checkpoints_for(std::env::current_dir().unwrap_or_else(|_| "/".into()));
     let server = Arc::new(Server::new(process));
     let result = serve(Arc::clone(&server)).await;

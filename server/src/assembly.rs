@@ -28,7 +28,7 @@ use larik_protocol::{Message, PermissionMode, ReasoningEffort, Usage};
 use larik_session::SessionStore;
 use larik_tools::FileAccess;
 
-pub use error::{Notice, SetupError};
+pub use error::{Notice, NoticeSource, SetupError};
 pub use extension::{Contributions, EditorMcpServer, Extension, Scope, ShutDown};
 pub use open::{Branch, Open};
 pub use options::{check_options, parse_mode};
@@ -36,7 +36,7 @@ pub use upkeep::{environment, prefetch_tls};
 
 use crate::cli::AgentOptions;
 use crate::commands::CommandSpec;
-use crate::lock::locked;
+use larik_protocol::sync::locked;
 use upkeep::Pruning;
 
 /// Makes the file access of a session from its id.
@@ -103,7 +103,7 @@ pub struct Process {
     pub store: SessionStore,
     options: AgentOptions,
     data_dir: PathBuf,
-    extensions: Vec<Box<dyn Extension>>,
+    extensions: Vec<Arc<dyn Extension>>,
     /// The pruning of old checkpoints, started once per process.
     pruning: Mutex<Option<Pruning>>,
     /// What to stop when the process ends.
@@ -112,8 +112,12 @@ pub struct Process {
 
 impl Process {
     /// The shared state of a process whose sessions start with `options`, which are
-    /// checked here, with Larik's extensions.
-    pub fn new(env: Environment, options: AgentOptions) -> Result<Process, SetupError> {
+    /// checked here, with Larik's extensions and then `added`.
+    pub fn new(
+        env: Environment,
+        options: AgentOptions,
+        added: Vec<Arc<dyn Extension>>,
+    ) -> Result<Process, SetupError> {
         check_options(&options)?;
         let data_dir = env.data_dir()?;
         Ok(Process {
@@ -121,9 +125,7 @@ impl Process {
             env,
             options,
             data_dir,
-            extensions: vec![Box::new(
-                language_servers::LanguageServerExtension::default(),
-            )],
+            extensions: own_extensions().into_iter().chain(added).collect(),
             pruning: Mutex::new(None),
             shutdown: Mutex::new(Vec::new()),
         })
@@ -291,4 +293,11 @@ fn project_settings(env: &Environment, cwd: &std::path::Path) -> (Settings, Vec<
         .map(|notice| Notice::configuration(notice.to_string()))
         .collect();
     (loaded.settings, notices)
+}
+
+/// Larik's own extensions, in the order they contribute.
+fn own_extensions() -> Vec<Arc<dyn Extension>> {
+    vec![Arc::new(
+        language_servers::LanguageServerExtension::default(),
+    )]
 }

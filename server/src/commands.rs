@@ -4,7 +4,9 @@
 //! registry; anything else (an unknown `/word` included) is an ordinary prompt. The
 //! registry holds Larik's built-in commands and those extensions add for a session, and
 //! its list is what each front end advertises (ACP's `available_commands_update`, the LSP
-//! front end's `larik/commands`, `larik -p`).
+//! front end's `larik/commands`, `larik -p`). A command is either one of Larik's own, which
+//! each front end carries out, or a prompt command, which expands into the text of an
+//! ordinary prompt (the form custom commands, skills and MCP prompts take).
 
 /// Larik's own commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,7 +33,17 @@ pub struct CommandSpec {
     /// What the argument is, when it takes one.
     pub hint: Option<String>,
     /// What running it does.
-    pub action: Builtin,
+    pub action: Action,
+}
+
+/// What running a command does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// One of Larik's own commands.
+    Builtin(Builtin),
+    /// Sends a prompt: the template with `$ARGUMENTS` replaced by the argument (when the
+    /// template has no `$ARGUMENTS`, a given argument follows it on a line of its own).
+    Prompt(String),
 }
 
 impl CommandSpec {
@@ -40,18 +52,33 @@ impl CommandSpec {
             name: name.to_string(),
             description: description.to_string(),
             hint: hint.map(str::to_string),
-            action,
+            action: Action::Builtin(action),
+        }
+    }
+
+    /// A prompt command: `/name [argument]` sends `template` with the argument put in.
+    pub fn prompt(name: &str, description: &str, hint: Option<&str>, template: &str) -> Self {
+        CommandSpec {
+            name: name.to_string(),
+            description: description.to_string(),
+            hint: hint.map(str::to_string),
+            action: Action::Prompt(template.to_string()),
         }
     }
 }
 
-/// A command a prompt runs, with its argument.
+/// What a prompt that names a command runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Invocation {
-    /// The command.
-    pub command: Builtin,
-    /// Its argument, if any.
-    pub argument: Option<String>,
+pub enum Invocation {
+    /// One of Larik's own commands, with its argument.
+    Builtin {
+        /// The command.
+        command: Builtin,
+        /// Its argument, if any.
+        argument: Option<String>,
+    },
+    /// A prompt command, expanded: the text to send as the prompt.
+    Prompt(String),
 }
 
 /// The commands of a session.
@@ -86,10 +113,26 @@ impl SlashCommands {
         };
         let argument = argument.filter(|argument| !argument.is_empty());
         let spec = self.specs.iter().find(|spec| spec.name == name)?;
-        Some(Invocation {
-            command: spec.action,
-            argument,
+        Some(match &spec.action {
+            Action::Builtin(command) => Invocation::Builtin {
+                command: *command,
+                argument,
+            },
+            Action::Prompt(template) => Invocation::Prompt(expand(template, argument.as_deref())),
         })
+    }
+}
+
+/// A prompt command's text: `template` with `argument` in place of `$ARGUMENTS`, or after
+/// it when the template does not say where.
+fn expand(template: &str, argument: Option<&str>) -> String {
+    let argument = argument.unwrap_or("");
+    if template.contains("$ARGUMENTS") {
+        template.replace("$ARGUMENTS", argument)
+    } else if argument.is_empty() {
+        template.to_string()
+    } else {
+        format!("{template}\n\n{argument}")
     }
 }
 
@@ -139,7 +182,7 @@ mod tests {
     use super::*;
 
     fn invocation(command: Builtin, argument: Option<&str>) -> Option<Invocation> {
-        Some(Invocation {
+        Some(Invocation::Builtin {
             command,
             argument: argument.map(str::to_string),
         })
@@ -177,5 +220,25 @@ mod tests {
             .map(|spec| spec.name.as_str())
             .collect();
         assert_eq!(names, ["compact", "model", "mode", "cost", "undo"]);
+    }
+
+    #[test]
+    fn a_prompt_command_expands_its_argument() {
+        let commands = SlashCommands::with(vec![
+            CommandSpec::prompt("review", "Review", None, "Review $ARGUMENTS for bugs."),
+            CommandSpec::prompt("explain", "Explain", None, "Explain this project."),
+        ]);
+        let prompt = |text: &str| Some(Invocation::Prompt(text.to_string()));
+        assert_eq!(
+            commands.parse("/review src/main.rs"),
+            prompt("Review src/main.rs for bugs.")
+        );
+        assert_eq!(commands.parse("/review"), prompt("Review  for bugs."));
+        assert_eq!(commands.parse("/explain"), prompt("Explain this project."));
+        assert_eq!(
+            commands.parse("/explain the tests"),
+            prompt("Explain this project.\n\nthe tests")
+        );
+        assert_eq!(commands.advertised().len(), 7);
     }
 }

@@ -7,6 +7,7 @@
 
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Instant;
 
 use larik_agent::AskPolicy;
@@ -14,12 +15,12 @@ use larik_protocol::{Event, Message, Op, StopReason, ToolCallStatus, Usage};
 use serde_json::{Value, json};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
-use crate::assembly::{self, Branch, Open, Process, SessionRequest, SetupError};
+use crate::assembly::{self, Branch, Extension, Open, Process, SessionRequest, SetupError};
 use crate::cli::{Cli, OutputFormat};
 use crate::commands::{Builtin, Invocation, SlashCommands};
 
 /// Runs the `-p` front end.
-pub async fn run(args: Cli) -> Result<ExitCode, SetupError> {
+pub async fn run(args: Cli, extensions: Vec<Arc<dyn Extension>>) -> Result<ExitCode, SetupError> {
     if !args.print {
         return Err(SetupError::usage(
             "the interactive terminal is not part of this build; run a prompt headless with \
@@ -30,7 +31,7 @@ pub async fn run(args: Cli) -> Result<ExitCode, SetupError> {
     assembly::prefetch_tls(&env, args.agent.model.as_deref());
     let cwd = std::env::current_dir()
         .map_err(|error| SetupError::internal(format!("no working directory: {error}")))?;
-    let process = Process::new(env, args.agent.clone())?;
+    let process = Process::new(env, args.agent.clone(), extensions)?;
     let mut request = SessionRequest::new(cwd, open(&args)?);
     request.ask_policy = AskPolicy::Refuse;
     let assembled = process.assemble(request)?;
@@ -53,17 +54,19 @@ pub async fn run(args: Cli) -> Result<ExitCode, SetupError> {
     let op = match commands.parse(&prompt) {
         // `/undo` (with -c or --resume) puts back the files of the session's last turn that
         // changed any, instead of asking the model.
-        Some(Invocation {
+        Some(Invocation::Builtin {
             command: Builtin::Undo,
             ..
         }) => Op::Undo,
-        Some(Invocation {
+        Some(Invocation::Builtin {
             command: Builtin::Compact,
             argument,
         }) => Op::Compact {
             instructions: argument,
         },
-        // The other commands reach the model as prompts in this front end.
+        // A prompt command sends its text.
+        Some(Invocation::Prompt(text)) => Op::user_text(text),
+        // Larik's other commands reach the model as prompts in this front end.
         _ => Op::user_text(prompt),
     };
     let _ = agent.ops.send(op);

@@ -14,15 +14,18 @@ use std::sync::Arc;
 
 use tower_lsp_server::{LspService, Server};
 
-use crate::assembly::{self, Process};
+use crate::assembly::{self, Extension, Process};
 use crate::cli::AgentOptions;
 use backend::Backend;
 
 /// Serves the Language Server Protocol on stdin and stdout until the editor exits.
-pub async fn run(options: AgentOptions) -> anyhow::Result<ExitCode> {
+pub async fn run(
+    options: AgentOptions,
+    extensions: Vec<Arc<dyn Extension>>,
+) -> anyhow::Result<ExitCode> {
     let env = assembly::environment();
     assembly::prefetch_tls(&env, options.model.as_deref());
-    let process = Arc::new(Process::new(env, options)?);
+    let process = Arc::new(Process::new(env, options, extensions)?);
     process.prune_checkpoints_for(std::env::current_dir().unwrap_or_else(|_| "/".into()));
     let shared = Arc::clone(&process);
     let (service, socket) = LspService::build(move |client| Backend::new(client, shared))

@@ -66,7 +66,10 @@ pub enum LocalReply {
 impl Work {
     /// The work a slash command asks for; a bad argument is the user's to fix.
     pub fn of_command(invocation: Invocation) -> Result<Work, SetupError> {
-        let Invocation { command, argument } = invocation;
+        let (command, argument) = match invocation {
+            Invocation::Builtin { command, argument } => (command, argument),
+            Invocation::Prompt(text) => return Ok(Work::Turn(vec![UserContent::Text { text }])),
+        };
         Ok(match (command, argument) {
             (Builtin::Compact, instructions) => Work::Compact(instructions),
             (Builtin::Model, None) => Work::Reply(LocalReply::Models),

@@ -18,6 +18,10 @@ pub struct Harness {
     pub project: TempDir,
     pub data: TempDir,
     pub server: FakeModelServer,
+    /// The program under test: `larik`, or a build of it with a test extension.
+    pub program: PathBuf,
+    /// Extra environment for the agent.
+    pub extra_env: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +61,8 @@ impl Harness {
             project,
             data: tempfile::tempdir().expect("data dir"),
             server: FakeModelServer::start().await,
+            program: PathBuf::from(env!("CARGO_BIN_EXE_larik")),
+            extra_env: Vec::new(),
         }
     }
 
@@ -70,7 +76,7 @@ impl Harness {
 
     /// The agent's environment: the fake server as Anthropic, its own data directory.
     pub fn agent_env(&self) -> Vec<(String, String)> {
-        vec![
+        let mut env = vec![
             ("HOME".into(), self.data.path().display().to_string()),
             (
                 "XDG_DATA_HOME".into(),
@@ -86,7 +92,9 @@ impl Harness {
             ("LARIK_LSP".into(), "off".into()),
             // Commands must go through the permission step these tests drive.
             ("LARIK_SANDBOX".into(), "off".into()),
-        ]
+        ];
+        env.extend(self.extra_env.iter().cloned());
+        env
     }
 
     pub fn clean_command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
@@ -105,7 +113,7 @@ impl Harness {
     /// Runs a scenario through one SDK's driver and returns the lines it logged.
     pub async fn drive(&self, sdk: Sdk, scenario: Value) -> Log {
         let mut scenario = scenario;
-        scenario["agent"] = json!([env!("CARGO_BIN_EXE_larik"), "acp"]);
+        scenario["agent"] = json!([self.program, "acp"]);
         scenario["env"] = self
             .agent_env()
             .into_iter()
@@ -156,7 +164,7 @@ impl Harness {
 
     /// `larik acp FLAGS…` on pipes, for raw JSON-RPC.
     pub fn raw_with_flags(&self, flags: &[&str]) -> Raw {
-        let mut command = self.clean_command(env!("CARGO_BIN_EXE_larik"));
+        let mut command = self.clean_command(&self.program);
         command.arg("acp").args(flags).stdin(Stdio::piped());
         for (key, value) in self.agent_env() {
             command.env(key, value);

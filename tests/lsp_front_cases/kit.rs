@@ -18,6 +18,10 @@ pub struct Harness {
     pub project: TempDir,
     pub data: TempDir,
     pub server: FakeModelServer,
+    /// The program under test: `larik`, or a build of it with a test extension.
+    pub program: PathBuf,
+    /// Extra environment for the server.
+    pub extra_env: Vec<(String, String)>,
 }
 
 fn front_dir() -> PathBuf {
@@ -47,6 +51,8 @@ impl Harness {
             project,
             data: tempfile::tempdir().expect("data dir"),
             server: FakeModelServer::start().await,
+            program: PathBuf::from(env!("CARGO_BIN_EXE_larik")),
+            extra_env: Vec::new(),
         }
     }
 
@@ -84,7 +90,9 @@ impl Harness {
             ("LARIK_SANDBOX", "off".into()),
         ]
         .into_iter()
-        .map(|(key, value)| (key.to_string(), Value::String(value)))
+        .map(|(key, value)| (key.to_string(), value))
+        .chain(self.extra_env.iter().cloned())
+        .map(|(key, value)| (key, Value::String(value)))
         .collect()
     }
 
@@ -96,7 +104,7 @@ impl Harness {
     /// Runs a scenario against `larik lsp FLAGS…`.
     pub async fn drive_with_flags(&self, flags: &[&str], scenario: Value) -> Log {
         let mut scenario = scenario;
-        let mut server = vec![json!(env!("CARGO_BIN_EXE_larik")), json!("lsp")];
+        let mut server = vec![json!(self.program), json!("lsp")];
         server.extend(flags.iter().map(|flag| json!(flag)));
         scenario["server"] = Value::Array(server);
         scenario["env"] = Value::Object(self.server_env());

@@ -481,3 +481,57 @@ async fn a_missing_api_key_is_invalid_params_naming_the_variable() {
         "{refused}"
     );
 }
+
+/// `larik/closeSession` drops a session from the server (closing it again is an error),
+/// and prompting its id afterwards resumes it from its file; `/cost` and `/mode` are
+/// answered by Larik without asking the model.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_session_is_dropped_and_resumed_by_its_next_prompt() {
+    let harness = Harness::new().await;
+    harness.server.enqueue(answer("The secret word is heron."));
+    harness.server.enqueue(answer("It was heron."));
+    let log = harness
+        .drive(json!({
+            "client": "visual-studio-code",
+            "steps": [
+                initialize(),
+                new_session(),
+                prompt("pick", "pick a secret word"),
+                prompt("cost", "/cost"),
+                prompt("mode", "/mode"),
+                {"request": "larik/closeSession", "name": "close",
+                 "params": {"sessionId": "$session"}},
+                {"request": "larik/closeSession", "name": "close again",
+                 "params": {"sessionId": "$session"}},
+                prompt("again", "what was the word?"),
+            ],
+        }))
+        .await;
+    assert_eq!(log.response("cost")["stopReason"], "end_turn");
+    assert_eq!(log.response("mode")["stopReason"], "end_turn");
+    let said: Vec<&str> = log
+        .events_of("message_complete")
+        .iter()
+        .filter_map(|event| event["text"].as_str())
+        .collect();
+    assert!(
+        said.iter()
+            .any(|text| text.starts_with("This session so far: 10 input tokens")),
+        "/cost: {said:?}"
+    );
+    assert!(
+        said.iter()
+            .any(|text| text.starts_with("Current mode: `default`")),
+        "/mode: {said:?}"
+    );
+    assert_eq!(log.response("close"), &Value::Null);
+    assert_eq!(log.error("close again")["code"], -32602);
+    assert_eq!(log.response("again")["stopReason"], "end_turn");
+    let requests = harness.server.requests();
+    assert_eq!(requests.len(), 2, "/cost and /mode asked no model");
+    let body = requests[1].body.to_string();
+    assert!(
+        body.contains("pick a secret word") && body.contains("The secret word is heron."),
+        "the resumed session carries the earlier turn: {body}"
+    );
+}

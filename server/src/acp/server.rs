@@ -33,7 +33,7 @@ use super::session::{AcpCommand, AcpWire};
 use super::updates;
 use crate::assembly::{Assembled, Branch, Open, Process, SessionRequest, SetupError, parse_mode};
 use crate::commands::SlashCommands;
-use crate::lock::locked as lock;
+use larik_protocol::sync::locked as lock;
 use crate::session_core::{self, Command, Lookup, SessionRegistry, Work};
 
 /// What all handlers share.

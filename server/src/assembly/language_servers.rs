@@ -16,7 +16,7 @@ use larik_tools::ToolRegistry;
 use super::error::{Notice, SetupError};
 use super::extension::{Contributions, Extension, Scope, ShutDown};
 use super::upkeep::path_dirs;
-use crate::lock::locked;
+use larik_protocol::sync::locked;
 
 /// The language servers of every project this process serves.
 #[derive(Default)]

@@ -73,13 +73,17 @@ struct PersonalRules {
 }
 
 impl RuleStore for PersonalRules {
-    fn keep(&self, rule: &str, allow: bool) -> Result<(), String> {
+    fn keep(
+        &self,
+        rule: &str,
+        allow: bool,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         let kept = if allow {
             larik_config::persist_allow_rule(&self.config_dir, &self.project_root, rule)
         } else {
             larik_config::persist_deny_rule(&self.config_dir, &self.project_root, rule)
         };
-        kept.map(drop).map_err(|error| error.to_string())
+        kept.map(drop).map_err(Into::into)
     }
 }
 

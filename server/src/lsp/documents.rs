@@ -7,6 +7,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use larik_lsp::encoding::PositionEncoding;
 use larik_tools::{DiskFiles, FileAccess};
 use tower_lsp_server::Client;
 use tower_lsp_server::ls_types::{
@@ -14,6 +15,8 @@ use tower_lsp_server::ls_types::{
     DocumentChangeOperation, DocumentChanges, OneOf, OptionalVersionedTextDocumentIdentifier,
     Position, Range, ResourceOp, TextDocumentEdit, Uri, WorkspaceEdit,
 };
+
+use larik_protocol::sync::locked;
 
 /// The text of the documents open in the editor, by path.
 #[derive(Debug, Default)]
@@ -24,24 +27,18 @@ pub struct Documents {
 impl Documents {
     /// Records the text of an open document (on open and on every full change).
     pub fn set(&self, path: PathBuf, text: String) {
-        lock(&self.open).insert(path, text);
+        locked(&self.open).insert(path, text);
     }
 
     /// Forgets a closed document.
     pub fn close(&self, path: &Path) {
-        lock(&self.open).remove(path);
+        locked(&self.open).remove(path);
     }
 
     /// The editor's text of `path`, when it is open.
     pub fn text(&self, path: &Path) -> Option<String> {
-        lock(&self.open).get(path).cloned()
+        locked(&self.open).get(path).cloned()
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// What the editor can do with edits, from its `initialize` capabilities.
@@ -189,13 +186,7 @@ fn create_with(uri: Uri, text: &str) -> WorkspaceEdit {
 
 /// The position just past the end of `text`, in UTF-16 code units (the LSP default).
 fn end_of(text: &str) -> Position {
-    let line = text.matches('\n').count();
-    let last = text.rsplit('\n').next().unwrap_or("");
-    let character: usize = last.chars().map(char::len_utf16).sum();
-    Position::new(
-        u32::try_from(line).unwrap_or(u32::MAX),
-        u32::try_from(character).unwrap_or(u32::MAX),
-    )
+    larik_lsp::encoding::end_of(text, PositionEncoding::Utf16)
 }
 
 #[async_trait::async_trait]

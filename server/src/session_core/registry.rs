@@ -12,7 +12,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::{Command, Wire};
 use crate::commands::SlashCommands;
-use crate::lock::locked;
+use larik_protocol::sync::locked;
 
 /// A registered session.
 struct Live<W: Wire> {
