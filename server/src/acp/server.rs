@@ -33,8 +33,8 @@ use super::session::{AcpCommand, AcpWire};
 use super::updates;
 use crate::assembly::{Assembled, Branch, Open, Process, SessionRequest, SetupError, parse_mode};
 use crate::commands::SlashCommands;
-use larik_protocol::sync::locked as lock;
 use crate::session_core::{self, Command, Lookup, SessionRegistry, Work};
+use larik_protocol::sync::locked as lock;
 
 /// What all handlers share.
 pub struct Server {

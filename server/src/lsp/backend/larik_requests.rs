@@ -18,10 +18,10 @@ use tower_lsp_server::ls_types::{ProgressToken, Range, Uri};
 use super::Backend;
 use crate::assembly::{Branch, Open, SessionRequest, SetupError};
 use crate::commands::{Invocation, SlashCommands};
-use larik_protocol::sync::locked as lock;
 use crate::lsp::documents::EditorFiles;
 use crate::lsp::session::{LspReply, LspWire};
 use crate::session_core::{self, Command, Lookup, Work};
+use larik_protocol::sync::locked as lock;
 
 pub(super) fn invalid_params(message: impl Into<String>) -> Error {
     Error {
