@@ -1,8 +1,6 @@
 //! An extension registered once, through `larik -p`: its hook sees every loop point and
 //! denies a call, its prompt command expands, its prompt section reaches the model.
 
-use larik_testkit::turn;
-
 use super::recording::{self, assert_saw_every_point};
 use super::{Harness, stderr, stdout};
 
@@ -12,13 +10,9 @@ async fn a_test_extension_takes_part_in_a_headless_run() {
     let log = harness.data.path().join("points.jsonl");
     harness.program = recording::program();
     harness.extra_env = recording::env(&log);
+    let readme = harness.cwd().join("README.md").display().to_string();
+    recording::enqueue_turns(&harness.server, &readme);
 
-    harness.server.enqueue(recording::read_and_bash(
-        &harness.cwd().join("README.md").display().to_string(),
-    ));
-    harness
-        .server
-        .enqueue(turn().text("Hello, Ada.").usage(10, 1));
     let greeted = harness.run(&["-p", "/greet Ada"]).await;
     assert!(greeted.status.success(), "{}", stderr(&greeted));
     assert!(
@@ -26,19 +20,9 @@ async fn a_test_extension_takes_part_in_a_headless_run() {
         "{}",
         stdout(&greeted)
     );
-
-    harness
-        .server
-        .enqueue(turn().text("A summary of the greeting.").usage(10, 1));
     let compacted = harness.run(&["-p", "/compact", "-c"]).await;
     assert!(compacted.status.success(), "{}", stderr(&compacted));
 
-    let requests: Vec<_> = harness
-        .server
-        .requests()
-        .into_iter()
-        .map(|request| request.body)
-        .collect();
-    assert_eq!(requests.len(), 3, "two turn requests and the summary");
+    let requests = recording::request_bodies(&harness.server);
     assert_saw_every_point(&log, &harness.cwd(), &requests);
 }

@@ -2,7 +2,6 @@
 //! every loop point and denies a call, its prompt command is listed by `larik/commands`
 //! and expands when run, its prompt section reaches the model.
 
-use larik_testkit::turn;
 use serde_json::json;
 
 use crate::kit::*;
@@ -14,13 +13,7 @@ async fn a_test_extension_takes_part_in_an_lsp_session() {
     let log = harness.data.path().join("points.jsonl");
     harness.program = recording::program();
     harness.extra_env = recording::env(&log);
-    harness
-        .server
-        .enqueue(recording::read_and_bash(&harness.path("README.md")));
-    harness.server.enqueue(answer("Hello, Ada."));
-    harness
-        .server
-        .enqueue(turn().text("A summary of the greeting.").usage(10, 1));
+    recording::enqueue_turns(&harness.server, &harness.path("README.md"));
 
     let driven = harness
         .drive(json!({
@@ -48,12 +41,6 @@ async fn a_test_extension_takes_part_in_an_lsp_session() {
     assert_eq!(driven.response("greet")["stopReason"], "end_turn");
     assert_eq!(driven.response("compact")["stopReason"], "end_turn");
 
-    let requests: Vec<_> = harness
-        .server
-        .requests()
-        .into_iter()
-        .map(|request| request.body)
-        .collect();
-    assert_eq!(requests.len(), 3, "two turn requests and the summary");
+    let requests = recording::request_bodies(&harness.server);
     assert_saw_every_point(&log, &harness.cwd(), &requests);
 }

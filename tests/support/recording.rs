@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use larik_testkit::{Turn, turn};
+use larik_testkit::{FakeModelServer, Turn, turn};
 use serde_json::{Value, json};
 
 /// The tool whose calls the test hook denies.
@@ -46,6 +46,26 @@ pub fn read_and_bash(readme: &str) -> Turn {
         .tool_call("r1", "read", json!({"file_path": readme}))
         .tool_call("b1", DENIED_TOOL, json!({"command": "touch hooked.txt"}))
         .usage(10, 1)
+}
+
+/// Scripts the model for a run of the extension cases: [`read_and_bash`] on `readme`, an
+/// answer, then the summary `/compact` asks for.
+pub fn enqueue_turns(server: &FakeModelServer, readme: &str) {
+    server.enqueue(read_and_bash(readme));
+    server.enqueue(turn().text("Hello, Ada.").usage(10, 1));
+    server.enqueue(turn().text("A summary of the greeting.").usage(10, 1));
+}
+
+/// The bodies of the requests the model received, checked to be the two turn requests and
+/// the summary.
+pub fn request_bodies(server: &FakeModelServer) -> Vec<Value> {
+    let bodies: Vec<Value> = server
+        .requests()
+        .into_iter()
+        .map(|request| request.body)
+        .collect();
+    assert_eq!(bodies.len(), 3, "two turn requests and the summary");
+    bodies
 }
 
 /// The points the hook wrote, as `point` or `point:tool`, in order.
