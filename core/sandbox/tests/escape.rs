@@ -519,34 +519,74 @@ fn pids_with(marker: &str) -> Vec<i32> {
         .collect()
 }
 
+/// Each process's `/proc` stat line and command line, for a failure message.
+fn describe(pids: &[i32]) -> String {
+    pids.iter()
+        .map(|pid| {
+            let read = |name: &str| {
+                std::fs::read(format!("/proc/{pid}/{name}"))
+                    .map(|bytes| String::from_utf8_lossy(&bytes).replace('\0', " "))
+                    .unwrap_or_else(|error| error.to_string())
+            };
+            format!("[{} | {}]", read("stat").trim(), read("cmdline").trim())
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn processes_with(marker: &str) -> usize {
     pids_with(marker).len()
 }
 
-/// Waits until every process with `marker` in its command line has ended (each one's
-/// pidfd turns readable when it does), up to a generous deadline; returns whether they did.
-async fn gone(marker: &str) -> bool {
-    use std::os::fd::{FromRawFd, OwnedFd};
-    for pid in pids_with(marker) {
-        // SAFETY: pidfd_open only returns a new descriptor (or fails, for a process that
-        // already ended), which the OwnedFd then owns and the AsyncFd alone uses.
-        #[allow(unsafe_code)]
-        let pidfd = unsafe {
-            let fd = libc::syscall(libc::SYS_pidfd_open, pid, 0);
-            if fd < 0 {
-                continue;
+/// Waits until no process with `marker` in its command line is left, first killing each
+/// one found when `kill` is set; else describes the ones left. A process in the middle of
+/// exec shows no command line, so the scan is repeated until it finds none. Each process
+/// found is watched (and killed) through a pidfd, which turns readable when it has ended.
+async fn gone(marker: &str, kill: bool) -> Result<(), String> {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    for _ in 0..100 {
+        let pids = pids_with(marker);
+        if pids.is_empty() {
+            return Ok(());
+        }
+        for pid in pids {
+            // SAFETY: pidfd_open only returns a new descriptor (or fails, for a process
+            // that already ended), which the OwnedFd then owns and the AsyncFd alone uses.
+            #[allow(unsafe_code)]
+            let pidfd = unsafe {
+                let fd = libc::syscall(libc::SYS_pidfd_open, pid, 0);
+                if fd < 0 {
+                    continue;
+                }
+                let fd = OwnedFd::from_raw_fd(i32::try_from(fd).expect("a descriptor"));
+                tokio::io::unix::AsyncFd::register(fd).expect("a pidfd can be watched")
+            };
+            if kill {
+                // SAFETY: the signal goes to the process the pidfd holds, one this test's
+                // control run started; a process that has ended makes it fail harmlessly.
+                #[allow(unsafe_code)]
+                unsafe {
+                    libc::syscall(
+                        libc::SYS_pidfd_send_signal,
+                        pidfd.get_ref().as_raw_fd(),
+                        libc::SIGKILL,
+                        std::ptr::null::<libc::siginfo_t>(),
+                        0,
+                    );
+                }
             }
-            let fd = OwnedFd::from_raw_fd(i32::try_from(fd).expect("a descriptor"));
-            tokio::io::unix::AsyncFd::register(fd).expect("a pidfd can be watched")
-        };
-        if tokio::time::timeout(Duration::from_secs(20), pidfd.readable())
-            .await
-            .is_err()
-        {
-            return false;
+            if tokio::time::timeout(Duration::from_secs(20), pidfd.readable())
+                .await
+                .is_err()
+            {
+                return Err(describe(&pids_with(marker)));
+            }
         }
     }
-    true
+    Err(format!(
+        "processes keep coming: {}",
+        describe(&pids_with(marker))
+    ))
 }
 
 /// Background jobs, one that starts its own session and one under nohup: none outlives
@@ -554,38 +594,27 @@ async fn gone(marker: &str) -> bool {
 async fn nothing_outlives_the_command(make: fn(&World) -> Sandbox, seed: u16) {
     let world = World::new();
     let sandbox = make(&world);
-    // Unique to this run, so processes of an earlier run cannot count.
-    let marker = format!("{}.{}{seed}", 60 + seed % 7, std::process::id());
+    // Unique to this run, so processes of an earlier run cannot count: the process id has a
+    // fixed width, so no other run's marker can be a part of this one.
+    let marker = format!("{}.{:07}{seed}", 60 + seed % 7, std::process::id());
     let script = format!(
         "(sleep {marker} >/dev/null 2>&1 &) ; setsid sleep {marker} >/dev/null 2>&1 & \
          nohup sleep {marker} >/dev/null 2>&1 & echo started"
     );
     let ran = run(&sandbox, &script, &world.project, true).await;
     assert!(ran.text().contains("started"), "{}", ran.text());
-    assert!(
-        gone(&marker).await,
-        "a background process outlived its command"
-    );
+    if let Err(left) = gone(&marker, false).await {
+        panic!("a background process outlived its command: {left}");
+    }
     let control = run(&sandbox, &script, &world.project, false).await;
     assert!(control.text().contains("started"));
     assert!(
         processes_with(&marker) > 0,
         "the control run left nothing running"
     );
-    // The control's processes are no test's business beyond this point. A background job
-    // may still be a shell about to start its `sleep`, so this goes on until none is left.
-    let mut rounds = 0;
-    while !pids_with(&marker).is_empty() {
-        rounds += 1;
-        assert!(rounds < 100, "the control's processes keep coming back");
-        for pid in pids_with(&marker) {
-            // SAFETY: kill only sends a signal to a process the control run started.
-            #[allow(unsafe_code)]
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-            }
-        }
-        assert!(gone(&marker).await);
+    // The control's processes are no test's business beyond this point.
+    if let Err(left) = gone(&marker, true).await {
+        panic!("a control process lived on after SIGKILL: {left}");
     }
 }
 
