@@ -4,70 +4,28 @@
 //! conversation, and the next turn's request carries every prompt and nothing else, as a
 //! byte-exact extension of the requests before it.
 
-use std::time::Duration;
-
-use larik_agent::AgentHandle;
-use larik_protocol::{Event, Op, StopReason};
-use larik_testkit::{FakeModelServer, RecordedRequest, Reply, turn};
-use tempfile::TempDir;
+use larik_protocol::{Event, StopReason};
+use larik_testkit::{Reply, turn};
 
 #[path = "support/fake_model.rs"]
 mod fake_model;
+#[path = "support/harness.rs"]
+mod harness;
 
-const WAIT: Duration = Duration::from_secs(30);
+use harness::Harness;
 
-struct Harness {
-    server: FakeModelServer,
-    _project: TempDir,
-    _data: TempDir,
-    agent: AgentHandle,
-}
-
-impl Harness {
-    async fn start(model: &str) -> Harness {
-        let server = FakeModelServer::start().await;
-        let project = tempfile::tempdir().expect("project");
-        let data = tempfile::tempdir().expect("data");
-        let cwd = project.path().canonicalize().expect("cwd");
-        let config = fake_model::config_for(&server, cwd.clone(), model);
-        let writer = fake_model::new_session(data.path(), cwd, model);
-        let agent = fake_model::spawn(config, writer, Vec::new());
-        Harness {
-            server,
-            _project: project,
-            _data: data,
-            agent,
-        }
-    }
-
-    /// Sends `prompt` answered by `reply`; returns the turn's error messages and stop.
-    async fn turn(&mut self, prompt: &str, reply: Reply) -> (Vec<String>, StopReason) {
-        self.server.enqueue(reply);
-        self.agent
-            .ops
-            .send(Op::user_text(prompt))
-            .expect("agent runs");
-        let mut errors = Vec::new();
-        loop {
-            let event = tokio::time::timeout(WAIT, self.agent.events.recv())
-                .await
-                .expect("an event arrives")
-                .expect("the agent runs");
-            match event {
-                Event::Error { message, .. } => errors.push(message),
-                Event::TurnComplete { stop_reason, .. } => return (errors, stop_reason),
-                _ => {}
-            }
-        }
-    }
-
-    fn chat_requests(&self) -> Vec<RecordedRequest> {
-        self.server
-            .requests()
-            .into_iter()
-            .filter(|request| !request.is_model_info())
-            .collect()
-    }
+/// Sends `prompt` answered by `reply`; returns the turn's error messages and stop.
+async fn answered_turn(h: &mut Harness, prompt: &str, reply: Reply) -> (Vec<String>, StopReason) {
+    h.server.enqueue(reply);
+    let (events, stop) = h.prompt(prompt).await;
+    let errors = events
+        .into_iter()
+        .filter_map(|event| match event {
+            Event::Error { message, .. } => Some(message),
+            _ => None,
+        })
+        .collect();
+    (errors, stop)
 }
 
 /// A body in the provider's framing: server-sent events, or JSON lines for Ollama.
@@ -123,14 +81,14 @@ fn truncated(model: &str) -> Reply {
 }
 
 async fn bad_input_leaves_a_consistent_conversation(model: &str) {
-    let mut h = Harness::start(model).await;
+    let mut h = Harness::start(model, &[], |_| {}).await;
 
     let html = Reply::Status {
         status: 400,
         headers: vec![("content-type".into(), "text/html".into())],
         body: "<html><body><h1>400 Bad Request</h1><p>nginx</p></body></html>".into(),
     };
-    let (errors, stop) = h.turn("first prompt", html).await;
+    let (errors, stop) = answered_turn(&mut h, "first prompt", html).await;
     assert_eq!(stop, StopReason::Error, "{model}");
     assert_eq!(errors.len(), 1, "{model}: {errors:?}");
     assert!(
@@ -150,21 +108,21 @@ async fn bad_input_leaves_a_consistent_conversation(model: &str) {
     for _ in 1..attempts {
         h.server.enqueue(error_body.clone());
     }
-    let (errors, stop) = h.turn("second prompt", error_body).await;
+    let (errors, stop) = answered_turn(&mut h, "second prompt", error_body).await;
     assert_eq!(stop, StopReason::Error, "{model}");
     assert_eq!(errors.len(), 1, "{model}: {errors:?}");
     assert!(!errors[0].is_empty(), "{model}");
 
-    let (errors, stop) = h.turn("third prompt", truncated(model)).await;
+    let (errors, stop) = answered_turn(&mut h, "third prompt", truncated(model)).await;
     assert_eq!(stop, StopReason::Error, "{model}");
     assert_eq!(errors.len(), 1, "{model}: {errors:?}");
 
-    let (errors, stop) = h
-        .turn(
-            "fourth prompt",
-            turn().text("all good").usage(10, 2).reply(),
-        )
-        .await;
+    let (errors, stop) = answered_turn(
+        &mut h,
+        "fourth prompt",
+        turn().text("all good").usage(10, 2).reply(),
+    )
+    .await;
     assert!(errors.is_empty(), "{model}: {errors:?}");
     assert_eq!(stop, StopReason::EndTurn, "{model}");
 
@@ -187,7 +145,7 @@ async fn bad_input_leaves_a_consistent_conversation(model: &str) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn anthropic_bad_input() {
-    bad_input_leaves_a_consistent_conversation("anthropic/claude-sonnet-4-5").await;
+    bad_input_leaves_a_consistent_conversation(harness::CLAUDE).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -2,133 +2,62 @@
 //! prefix, the summary replaces the conversation in memory and in the session file, and an
 //! interrupt, an empty summary or an empty conversation leave everything as it was.
 
-use std::time::Duration;
-
-use larik_agent::AgentHandle;
+use larik_agent::AgentConfig;
 use larik_protocol::{Event, Message, Op, StopReason};
-use larik_session::SessionStore;
-use larik_testkit::{FakeModelServer, RecordedRequest, turn};
+use larik_testkit::{RecordedRequest, turn};
 use serde_json::{Value, json};
-use tempfile::TempDir;
 
 #[path = "support/fake_model.rs"]
 mod fake_model;
+#[path = "support/harness.rs"]
+mod harness;
 
-const WAIT: Duration = Duration::from_secs(30);
-const CLAUDE: &str = "anthropic/claude-sonnet-4-5";
+use harness::{CLAUDE, Harness, prompt_agent};
+
 const GPT: &str = "openai/gpt-5.1";
 const SUMMARY: &str = "The user asked for two answers; both were given. Next: nothing pending.";
 
-struct Harness {
-    server: FakeModelServer,
-    project: TempDir,
-    data: TempDir,
-    agent: AgentHandle,
-}
-
-impl Harness {
-    async fn start(model: &str) -> Harness {
-        let server = FakeModelServer::start().await;
-        let project = tempfile::tempdir().expect("project");
-        let data = tempfile::tempdir().expect("data");
-        let agent = spawn_agent(&server, &project, &data, model, Vec::new());
-        Harness {
-            server,
-            project,
-            data,
-            agent,
-        }
-    }
-
-    fn send(&self, op: Op) {
-        self.agent.ops.send(op).expect("agent is running");
-    }
-
-    fn compact(&self, instructions: Option<&str>) {
-        self.send(Op::Compact {
-            instructions: instructions.map(str::to_string),
-        });
-    }
-
-    async fn next(&mut self) -> Event {
-        tokio::time::timeout(WAIT, self.agent.events.recv())
-            .await
-            .expect("an event arrives")
-            .expect("the agent is running")
-    }
-
-    /// Events up to and including the next `TurnComplete`, and its stop reason.
-    async fn turn_complete(&mut self) -> (Vec<Event>, StopReason) {
-        let mut seen = Vec::new();
-        loop {
-            let event = self.next().await;
-            if let Event::TurnComplete { stop_reason, .. } = &event {
-                let stop = *stop_reason;
-                seen.push(event);
-                return (seen, stop);
-            }
-            seen.push(event);
-        }
-    }
-
-    /// Runs one user turn answered with `answer`.
-    async fn exchange(&mut self, prompt: &str, answer: &str) {
-        self.server.enqueue(turn().text(answer).usage(100, 10));
-        self.send(Op::user_text(prompt));
-        let (_, stop) = self.turn_complete().await;
-        assert_eq!(stop, StopReason::EndTurn);
-    }
-
-    fn store(&self) -> SessionStore {
-        SessionStore::new(self.data.path())
-    }
-
-    /// The session file's conversation, read back from disk.
-    fn saved_messages(&self) -> Vec<Message> {
-        let cwd = self.project.path().canonicalize().expect("cwd");
-        let store = self.store();
-        let latest = store.latest(&cwd).expect("list").expect("a session");
-        store.load(&latest.path).expect("load").messages
-    }
-
-    /// The session file's path.
-    fn session_file(&self) -> String {
-        let cwd = self.project.path().canonicalize().expect("cwd");
-        let latest = self.store().latest(&cwd).expect("list").expect("a session");
-        latest.path.display().to_string()
-    }
-
-    /// Checks that `text` is the message standing for a summarised conversation: it names
-    /// the session file to search for details and ends with the model's summary.
-    fn assert_summary_message(&self, text: &str) {
-        assert!(
-            text.starts_with(&format!(
-                "<compacted session_file=\"{}\">",
-                self.session_file()
-            )),
-            "{text}"
-        );
-        assert!(text.contains("search it"), "{text}");
-        assert!(text.ends_with(SUMMARY), "{text}");
-    }
-
-    fn request(&self, index: usize) -> RecordedRequest {
-        self.server.requests()[index].clone()
-    }
-}
-
-fn spawn_agent(
-    server: &FakeModelServer,
-    project: &TempDir,
-    data: &TempDir,
-    model: &str,
-    history: Vec<Message>,
-) -> AgentHandle {
-    let cwd = project.path().canonicalize().expect("cwd");
-    let mut config = fake_model::config_for(server, cwd.clone(), model);
+/// The output cap every agent here runs with, which the summary request must keep.
+fn cap_output(config: &mut AgentConfig) {
     config.max_output_tokens = 12_345;
-    let writer = fake_model::new_session(data.path(), cwd, model);
-    fake_model::spawn(config, writer, history)
+}
+
+/// An agent on `model` with the output cap.
+async fn start(model: &str) -> Harness {
+    Harness::start(model, &[], cap_output).await
+}
+
+/// Asks for a compaction.
+fn compact(h: &Harness, instructions: Option<&str>) {
+    h.send(Op::Compact {
+        instructions: instructions.map(str::to_string),
+    });
+}
+
+/// Runs one user turn answered with `answer`.
+async fn exchange(h: &mut Harness, prompt: &str, answer: &str) {
+    h.server.enqueue(turn().text(answer).usage(100, 10));
+    let (_, stop) = h.prompt(prompt).await;
+    assert_eq!(stop, StopReason::EndTurn);
+}
+
+/// Checks that `text` is the message standing for a summarised conversation: it names
+/// the session file to search for details and ends with the model's summary.
+fn assert_summary_message(h: &Harness, text: &str) {
+    assert!(
+        text.starts_with(&format!(
+            "<compacted session_file=\"{}\">",
+            h.session_file.display()
+        )),
+        "{text}"
+    );
+    assert!(text.contains("search it"), "{text}");
+    assert!(text.ends_with(SUMMARY), "{text}");
+}
+
+/// The request the server received `index`th.
+fn request(h: &Harness, index: usize) -> RecordedRequest {
+    h.server.requests()[index].clone()
 }
 
 /// The conversation part of a request body, in either wire format.
@@ -187,12 +116,12 @@ fn compacted(events: &[Event]) -> Option<(String, u32)> {
 
 /// Compacts a two-turn conversation and checks the request, the events, and the turn after.
 async fn compaction_replaces_two_turns(model: &str) {
-    let mut h = Harness::start(model).await;
-    h.exchange("first question", "first answer").await;
-    h.exchange("second question", "second answer").await;
+    let mut h = start(model).await;
+    exchange(&mut h, "first question", "first answer").await;
+    exchange(&mut h, "second question", "second answer").await;
 
     h.server.enqueue(turn().text(SUMMARY).usage(300, 40));
-    h.compact(None);
+    compact(&h, None);
     let (events, stop) = h.turn_complete().await;
     assert_eq!(stop, StopReason::EndTurn);
 
@@ -260,11 +189,11 @@ async fn compaction_replaces_two_turns(model: &str) {
     assert_eq!((usage.input_tokens, usage.output_tokens), (300, 40));
 
     // The next turn starts from the summary alone.
-    h.exchange("third question", "third answer").await;
-    let next = conversation(&h.request(3));
+    exchange(&mut h, "third question", "third answer").await;
+    let next = conversation(&request(&h, 3));
     let sent_texts: Vec<String> = next.iter().flat_map(texts).collect();
     assert_eq!(sent_texts.len(), 2, "{sent_texts:?}");
-    h.assert_summary_message(&sent_texts[0]);
+    assert_summary_message(&h, &sent_texts[0]);
     assert_eq!(sent_texts[1], "third question");
     assert!(next.iter().all(|message| message["role"] == "user"));
     h.server.assert_no_violations();
@@ -282,35 +211,35 @@ async fn compaction_replaces_the_conversation_openai() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_anthropic_summary_and_next_prompt_share_one_user_message() {
-    let mut h = Harness::start(CLAUDE).await;
-    h.exchange("first question", "first answer").await;
+    let mut h = start(CLAUDE).await;
+    exchange(&mut h, "first question", "first answer").await;
     h.server.enqueue(turn().text(SUMMARY));
-    h.compact(None);
+    compact(&h, None);
     h.turn_complete().await;
-    h.exchange("go on", "going on").await;
-    let next = conversation(&h.request(2));
+    exchange(&mut h, "go on", "going on").await;
+    let next = conversation(&request(&h, 2));
     assert_eq!(next.len(), 1, "roles alternate: {next:#?}");
     let sent = texts(&next[0]);
     assert_eq!(sent.len(), 2);
-    h.assert_summary_message(&sent[0]);
+    assert_summary_message(&h, &sent[0]);
     assert_eq!(sent[1], "go on");
     h.server.assert_no_violations();
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_resumed_session_continues_exactly_like_the_compacted_agent() {
-    let mut h = Harness::start(CLAUDE).await;
-    h.exchange("first question", "first answer").await;
-    h.exchange("second question", "second answer").await;
+    let mut h = start(CLAUDE).await;
+    exchange(&mut h, "first question", "first answer").await;
+    exchange(&mut h, "second question", "second answer").await;
     h.server.enqueue(turn().text(SUMMARY));
-    h.compact(None);
+    compact(&h, None);
     h.turn_complete().await;
 
     let saved = h.saved_messages();
     assert_eq!(saved.len(), 1);
-    h.assert_summary_message(&saved[0].text());
+    assert_summary_message(&h, &saved[0].text());
 
-    h.exchange("third question", "third answer").await;
+    exchange(&mut h, "third question", "third answer").await;
     assert_eq!(
         h.saved_messages(),
         [
@@ -326,22 +255,9 @@ async fn a_resumed_session_continues_exactly_like_the_compacted_agent() {
     );
 
     // An agent resumed from the file right after the compaction sends the same request.
-    let other_data = tempfile::tempdir().expect("data");
-    let mut resumed = spawn_agent(&h.server, &h.project, &other_data, CLAUDE, saved);
+    let mut resumed = h.spawn_agent(CLAUDE, saved, cap_output);
     h.server.enqueue(turn().text("third answer"));
-    resumed
-        .ops
-        .send(Op::user_text("third question"))
-        .expect("resumed agent runs");
-    loop {
-        let event = tokio::time::timeout(WAIT, resumed.events.recv())
-            .await
-            .expect("an event arrives")
-            .expect("the agent runs");
-        if matches!(event, Event::TurnComplete { .. }) {
-            break;
-        }
-    }
+    prompt_agent(&mut resumed, "third question").await;
     let requests = h.server.requests();
     assert_eq!(requests.len(), 5);
     assert_eq!(requests[4].body["messages"], requests[3].body["messages"]);
@@ -351,13 +267,13 @@ async fn a_resumed_session_continues_exactly_like_the_compacted_agent() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn custom_instructions_reach_the_model() {
-    let mut h = Harness::start(GPT).await;
-    h.exchange("refactor the parser", "done").await;
+    let mut h = start(GPT).await;
+    exchange(&mut h, "refactor the parser", "done").await;
     h.server.enqueue(turn().text(SUMMARY));
-    h.compact(Some("keep the list of renamed functions"));
+    compact(&h, Some("keep the list of renamed functions"));
     let (_, stop) = h.turn_complete().await;
     assert_eq!(stop, StopReason::EndTurn);
-    let sent = conversation(&h.request(1));
+    let sent = conversation(&request(&h, 1));
     let last = texts(sent.last().expect("an instruction"));
     assert!(
         last[0].contains("keep the list of renamed functions"),
@@ -368,18 +284,18 @@ async fn custom_instructions_reach_the_model() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_compaction_queued_behind_a_turn_runs_after_it() {
-    let mut h = Harness::start(CLAUDE).await;
+    let mut h = start(CLAUDE).await;
     h.server.enqueue(turn().text("first answer"));
     h.server.enqueue(turn().text(SUMMARY));
     h.send(Op::user_text("first question"));
-    h.compact(None);
+    compact(&h, None);
     let (first, stop) = h.turn_complete().await;
     assert_eq!(stop, StopReason::EndTurn);
     assert!(compacted(&first).is_none(), "the turn ends first");
     let (second, stop) = h.turn_complete().await;
     assert_eq!(stop, StopReason::EndTurn);
     assert_eq!(compacted(&second), Some((SUMMARY.to_string(), 2)));
-    let sent = conversation(&h.request(1));
+    let sent = conversation(&request(&h, 1));
     assert_eq!(
         texts(&sent[1]),
         ["first answer"],
@@ -390,11 +306,11 @@ async fn a_compaction_queued_behind_a_turn_runs_after_it() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn interrupting_a_compaction_keeps_the_conversation() {
-    let mut h = Harness::start(CLAUDE).await;
-    h.exchange("first question", "first answer").await;
-    h.exchange("second question", "second answer").await;
+    let mut h = start(CLAUDE).await;
+    exchange(&mut h, "first question", "first answer").await;
+    exchange(&mut h, "second question", "second answer").await;
     h.server.enqueue(turn().text("The user asked for").hang());
-    h.compact(None);
+    compact(&h, None);
     h.server.wait_for_requests(3).await;
     h.send(Op::Interrupt);
     let (events, stop) = h.turn_complete().await;
@@ -406,8 +322,8 @@ async fn interrupting_a_compaction_keeps_the_conversation() {
     ));
     assert_eq!(h.saved_messages().len(), 4, "nothing replaced on disk");
 
-    h.exchange("third question", "third answer").await;
-    let next = conversation(&h.request(3));
+    exchange(&mut h, "third question", "third answer").await;
+    let next = conversation(&request(&h, 3));
     let sent_texts: Vec<String> = next.iter().flat_map(texts).collect();
     assert_eq!(
         sent_texts,
@@ -424,12 +340,12 @@ async fn interrupting_a_compaction_keeps_the_conversation() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_empty_summary_is_an_error_and_keeps_the_conversation() {
-    let mut h = Harness::start(GPT).await;
-    h.exchange("first question", "first answer").await;
+    let mut h = start(GPT).await;
+    exchange(&mut h, "first question", "first answer").await;
     // Only a tool call: the call is ignored and there is no text to keep.
     h.server
         .enqueue(turn().tool_call("c1", "read", json!({ "file_path": "x" })));
-    h.compact(None);
+    compact(&h, None);
     let (events, stop) = h.turn_complete().await;
     assert_eq!(stop, StopReason::Error);
     assert!(compacted(&events).is_none());
@@ -448,8 +364,8 @@ async fn an_empty_summary_is_an_error_and_keeps_the_conversation() {
     );
     assert_eq!(h.saved_messages().len(), 2);
 
-    h.exchange("second question", "second answer").await;
-    let next = conversation(&h.request(2));
+    exchange(&mut h, "second question", "second answer").await;
+    let next = conversation(&request(&h, 2));
     let sent_texts: Vec<String> = next.iter().flat_map(texts).collect();
     assert_eq!(
         sent_texts,
@@ -460,20 +376,20 @@ async fn an_empty_summary_is_an_error_and_keeps_the_conversation() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn tool_calls_beside_the_summary_are_ignored() {
-    let mut h = Harness::start(CLAUDE).await;
-    h.exchange("first question", "first answer").await;
+    let mut h = start(CLAUDE).await;
+    exchange(&mut h, "first question", "first answer").await;
     h.server.enqueue(
         turn()
             .text(SUMMARY)
             .tool_call("c1", "read", json!({ "file_path": "x" })),
     );
-    h.compact(None);
+    compact(&h, None);
     let (events, stop) = h.turn_complete().await;
     assert_eq!(stop, StopReason::EndTurn);
     assert_eq!(compacted(&events), Some((SUMMARY.to_string(), 2)));
-    h.exchange("next", "ok").await;
+    exchange(&mut h, "next", "ok").await;
     assert!(
-        !h.request(2).raw_body.contains("tool_use\""),
+        !request(&h, 2).raw_body.contains("tool_use\""),
         "no call kept"
     );
     h.server.assert_no_violations();
@@ -481,8 +397,8 @@ async fn tool_calls_beside_the_summary_are_ignored() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_empty_conversation_has_nothing_to_compact() {
-    let mut h = Harness::start(CLAUDE).await;
-    h.compact(None);
+    let mut h = start(CLAUDE).await;
+    compact(&h, None);
     let (events, stop) = h.turn_complete().await;
     assert_eq!(stop, StopReason::EndTurn);
     assert!(events.iter().any(|event| matches!(
@@ -497,7 +413,7 @@ async fn an_empty_conversation_has_nothing_to_compact() {
         })
     ));
     assert!(h.server.requests().is_empty(), "no model request");
-    h.exchange("hello", "hi").await;
-    assert_eq!(conversation(&h.request(0)).len(), 1);
+    exchange(&mut h, "hello", "hi").await;
+    assert_eq!(conversation(&request(&h, 0)).len(), 1);
     h.server.assert_no_violations();
 }

@@ -270,16 +270,8 @@ async fn a_hook_ask_asks_where_the_mode_would_allow() {
         .enqueue(turn().tool_call("c1", "read", json!({"file_path": "notes.txt"})));
     s.server.enqueue(turn().text("Done."));
     s.send(Op::user_text("read it"));
-    let asked = s
-        .until(|event| matches!(event, Event::PermissionRequest { .. }))
-        .await;
-    let Some(Event::PermissionRequest { request_id, .. }) = asked.last() else {
-        unreachable!("until returns the match last");
-    };
-    s.send(Op::PermissionReply {
-        request_id: request_id.clone(),
-        decision: larik_protocol::PermissionDecision::RejectOnce,
-    });
+    let asked = s.asked().await;
+    s.reply(&asked, larik_protocol::PermissionDecision::RejectOnce);
     let (_, stop) = s.turn_complete().await;
     assert_eq!(stop, StopReason::EndTurn);
     let rejected = s.server.requests()[1].tool_result_text("c1").expect("c1");

@@ -4,118 +4,84 @@
 //! prompt and the appended text; the files are read once, so the prompt stays the same for
 //! every request of the context.
 
-use std::fs;
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::Path;
 
-use larik_agent::AgentHandle;
-use larik_protocol::{Event, Op, StopReason};
-use larik_testkit::{FakeModelServer, RecordedRequest, turn};
-use tempfile::TempDir;
+use larik_protocol::StopReason;
+use larik_testkit::{RecordedRequest, turn};
 
 #[path = "support/fake_model.rs"]
 mod fake_model;
+#[path = "support/harness.rs"]
+mod harness;
 
-const WAIT: Duration = Duration::from_secs(30);
-const CLAUDE: &str = "anthropic/claude-sonnet-4-5";
+use harness::{CLAUDE, Harness};
+
 const GPT: &str = "openai/gpt-5.1";
 
-/// A git repository `repo/` with instruction files at three depths, and a personal config
-/// directory beside it.
-struct Project {
-    _dir: TempDir,
-    config: PathBuf,
-    repo: PathBuf,
-    cwd: PathBuf,
+/// The agent's working directory: three levels down a git repository `repo/`.
+const CWD: &str = "repo/crates/app";
+
+/// The personal config directory, beside the repository.
+const PERSONAL: &str = "config/larik";
+
+/// Instruction files at three depths of the repository, a personal one, and two that must
+/// not be loaded.
+const FILES: &[(&str, &str)] = &[
+    // Above the git root: must not be loaded.
+    ("AGENTS.md", "OUTSIDE THE REPO"),
+    ("config/larik/AGENTS.md", "Personal: answer in English."),
+    ("repo/.git/HEAD", "ref: refs/heads/main\n"),
+    ("repo/AGENTS.md", "Root: run the tests."),
+    ("repo/crates/CLAUDE.md", "Crates: keep crates small."),
+    ("repo/crates/app/AGENTS.md", "App: the app is a CLI."),
+    // Shadowed by the AGENTS.md beside it.
+    ("repo/crates/app/CLAUDE.md", "SHADOWED CLAUDE FILE"),
+];
+
+/// The project directory (canonical, as the working directory is) around `cwd`.
+fn project_of(cwd: &Path) -> &Path {
+    cwd.ancestors()
+        .nth(CWD.split('/').count())
+        .expect("the working directory is inside the project")
 }
 
-impl Project {
-    fn new() -> Project {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let base = dir.path().canonicalize().expect("canonical temp dir");
-        let config = base.join("config/larik");
-        let repo = base.join("repo");
-        let cwd = repo.join("crates/app");
-        fs::create_dir_all(&config).expect("config dir");
-        fs::create_dir_all(&cwd).expect("project dirs");
-        fs::create_dir(repo.join(".git")).expect(".git");
-        // Above the git root: must not be loaded.
-        write(&base.join("AGENTS.md"), "OUTSIDE THE REPO");
-        write(&config.join("AGENTS.md"), "Personal: answer in English.");
-        write(&repo.join("AGENTS.md"), "Root: run the tests.");
-        write(&repo.join("crates/CLAUDE.md"), "Crates: keep crates small.");
-        write(&cwd.join("AGENTS.md"), "App: the app is a CLI.");
-        // Shadowed by the AGENTS.md beside it.
-        write(&cwd.join("CLAUDE.md"), "SHADOWED CLAUDE FILE");
-        Project {
-            _dir: dir,
-            config,
-            repo,
-            cwd,
-        }
-    }
+/// The tagged files, in the order they must appear, for the agent working in `cwd`.
+fn expected_tags(cwd: &Path) -> Vec<String> {
+    let project = project_of(cwd);
+    [
+        ("config/larik/AGENTS.md", "Personal: answer in English."),
+        ("repo/AGENTS.md", "Root: run the tests."),
+        ("repo/crates/CLAUDE.md", "Crates: keep crates small."),
+        ("repo/crates/app/AGENTS.md", "App: the app is a CLI."),
+    ]
+    .into_iter()
+    .map(|(path, text)| {
+        format!(
+            "<instructions source=\"{}\">\n{text}\n</instructions>\n",
+            project.join(path).display()
+        )
+    })
+    .collect()
+}
 
-    /// The tagged files, in the order they must appear.
-    fn expected_tags(&self) -> Vec<String> {
-        [
-            (
-                self.config.join("AGENTS.md"),
-                "Personal: answer in English.",
-            ),
-            (self.repo.join("AGENTS.md"), "Root: run the tests."),
-            (
-                self.repo.join("crates/CLAUDE.md"),
-                "Crates: keep crates small.",
-            ),
-            (self.cwd.join("AGENTS.md"), "App: the app is a CLI."),
-        ]
-        .into_iter()
-        .map(|(path, text)| {
-            format!(
-                "<instructions source=\"{}\">\n{text}\n</instructions>\n",
-                path.display()
-            )
+/// Starts an agent in the repository's working directory with its personal config
+/// directory, the system prompt replaced by `replacement` if given, and appended text.
+async fn start(model: &str, replacement: Option<&str>) -> Harness {
+    Harness::setup(model)
+        .files(FILES)
+        .cwd(CWD)
+        .start(|config| {
+            config.user_config_dir = Some(project_of(&config.cwd).join(PERSONAL));
+            config.system_prompt = replacement.map(str::to_string);
+            config.append_system_prompt = Some("APPENDED BY THE USER".into());
         })
-        .collect()
-    }
-}
-
-fn write(path: &Path, text: &str) {
-    fs::write(path, text).expect("write instruction file");
-}
-
-/// Starts an agent in the project's working directory with its personal config directory.
-fn spawn_agent(
-    server: &FakeModelServer,
-    project: &Project,
-    data: &TempDir,
-    model: &str,
-    replacement: Option<&str>,
-) -> AgentHandle {
-    let mut config = fake_model::config_for(server, project.cwd.clone(), model);
-    config.user_config_dir = Some(project.config.clone());
-    config.system_prompt = replacement.map(str::to_string);
-    config.append_system_prompt = Some("APPENDED BY THE USER".into());
-    let writer = fake_model::new_session(data.path(), project.cwd.clone(), model);
-    fake_model::spawn(config, writer, Vec::new())
+        .await
 }
 
 /// Sends `text` and waits for the turn to end normally.
-async fn run_turn(agent: &mut AgentHandle, text: &str) {
-    agent
-        .ops
-        .send(Op::user_text(text))
-        .expect("agent is running");
-    loop {
-        let event = tokio::time::timeout(WAIT, agent.events.recv())
-            .await
-            .expect("an event arrives")
-            .expect("the agent is running");
-        if let Event::TurnComplete { stop_reason, .. } = event {
-            assert_eq!(stop_reason, StopReason::EndTurn);
-            return;
-        }
-    }
+async fn run_turn(h: &mut Harness, text: &str) {
+    let (_, stop) = h.prompt(text).await;
+    assert_eq!(stop, StopReason::EndTurn);
 }
 
 /// The system prompt a request carried, in either wire format.
@@ -147,24 +113,21 @@ fn assert_in_order(prompt: &str, parts: &[String]) {
 }
 
 async fn files_reach_the_model(model: &str, replacement: Option<&str>) {
-    let server = FakeModelServer::start().await;
-    let project = Project::new();
-    let data = tempfile::tempdir().expect("data");
-    let mut agent = spawn_agent(&server, &project, &data, model, replacement);
+    let mut h = start(model, replacement).await;
 
-    server.enqueue(turn().text("first answer"));
-    run_turn(&mut agent, "first question").await;
+    h.server.enqueue(turn().text("first answer"));
+    run_turn(&mut h, "first question").await;
     // Read once per context: an edit now shows in the next context, not this one.
-    write(&project.cwd.join("AGENTS.md"), "CHANGED MID-CONTEXT");
-    server.enqueue(turn().text("second answer"));
-    run_turn(&mut agent, "second question").await;
+    std::fs::write(h.cwd.join("AGENTS.md"), "CHANGED MID-CONTEXT").expect("edit");
+    h.server.enqueue(turn().text("second answer"));
+    run_turn(&mut h, "second question").await;
 
-    let requests = server.requests();
+    let requests = h.server.requests();
     assert_eq!(requests.len(), 2);
     let prompt = system_prompt(&requests[0]);
     let base = replacement.unwrap_or("You are Larik").to_string();
     let mut parts = vec![base];
-    parts.extend(project.expected_tags());
+    parts.extend(expected_tags(&h.cwd));
     parts.push("APPENDED BY THE USER".into());
     assert_in_order(&prompt, &parts);
     assert!(
@@ -180,7 +143,7 @@ async fn files_reach_the_model(model: &str, replacement: Option<&str>) {
         prompt,
         "the files are not read again within the context"
     );
-    server.assert_no_violations();
+    h.server.assert_no_violations();
 }
 
 #[tokio::test]

@@ -5,40 +5,29 @@
 //! session budget stopping a turn before a request.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use larik_agent::{AgentConfig, AgentHandle, Budget};
+use larik_agent::{AgentConfig, Budget};
 use larik_protocol::{Event, Op, StopReason};
 use larik_providers::{Endpoint, ModelSettings};
-use larik_session::SessionStore;
-use larik_testkit::{FakeModelServer, OllamaModelInfo, RecordedRequest, error_status, turn};
+use larik_testkit::{OllamaModelInfo, RecordedRequest, error_status, turn};
 use serde_json::{Value, json};
-use tempfile::TempDir;
 
 #[path = "support/fake_model.rs"]
 mod fake_model;
+#[path = "support/harness.rs"]
+mod harness;
 
-const WAIT: Duration = Duration::from_secs(30);
-const CLAUDE: &str = "anthropic/claude-sonnet-4-5";
+use harness::{CLAUDE, Harness, notices, prompt_agent};
+
 const SUMMARY: &str = "Summary: the user wants the README checked; it was read.";
 const TOO_LONG: &str = "prompt is too long: 210000 tokens > 200000 maximum";
+/// The project: a README for the model to read.
+const README: &[(&str, &str)] = &[("README.md", "# Project\n")];
 
-struct Harness {
-    server: FakeModelServer,
-    project: TempDir,
-    data: TempDir,
-    agent: AgentHandle,
-}
-
-impl Harness {
-    /// An agent on Claude whose window is 100 000 tokens and which compacts past half of it.
-    async fn start(adjust: impl FnOnce(&mut AgentConfig)) -> Harness {
-        let server = FakeModelServer::start().await;
-        let project = tempfile::tempdir().expect("project");
-        std::fs::write(project.path().join("README.md"), "# Project\n").expect("readme");
-        let data = tempfile::tempdir().expect("data");
-        let cwd = project.path().canonicalize().expect("cwd");
-        let mut config = fake_model::config_for(&server, cwd.clone(), CLAUDE);
+/// An agent on Claude whose window is 100 000 tokens and which compacts past half of it,
+/// in a project with a README.
+async fn start(adjust: impl FnOnce(&mut AgentConfig)) -> Harness {
+    Harness::start(CLAUDE, README, |config| {
         config
             .models
             .set_model(
@@ -50,57 +39,9 @@ impl Harness {
             )
             .expect("a model name");
         config.auto_compact_share = Some(0.5);
-        adjust(&mut config);
-        let writer = fake_model::new_session(data.path(), cwd, CLAUDE);
-        let agent = fake_model::spawn(config, writer, Vec::new());
-        Harness {
-            server,
-            project,
-            data,
-            agent,
-        }
-    }
-
-    /// Sends a prompt and collects the events up to its `TurnComplete`.
-    async fn prompt(&mut self, text: &str) -> (Vec<Event>, StopReason) {
-        self.agent
-            .ops
-            .send(Op::user_text(text))
-            .expect("agent runs");
-        turn_events(&mut self.agent).await
-    }
-
-    fn session_file(&self) -> std::path::PathBuf {
-        let cwd = self.project.path().canonicalize().expect("cwd");
-        let store = SessionStore::new(self.data.path());
-        store.latest(&cwd).expect("list").expect("a session").path
-    }
-}
-
-async fn turn_events(agent: &mut AgentHandle) -> (Vec<Event>, StopReason) {
-    let mut seen = Vec::new();
-    loop {
-        let event = tokio::time::timeout(WAIT, agent.events.recv())
-            .await
-            .expect("an event arrives")
-            .expect("the agent runs");
-        if let Event::TurnComplete { stop_reason, .. } = &event {
-            let stop = *stop_reason;
-            seen.push(event);
-            return (seen, stop);
-        }
-        seen.push(event);
-    }
-}
-
-fn notices(events: &[Event]) -> Vec<String> {
-    events
-        .iter()
-        .filter_map(|event| match event {
-            Event::Notice { message } => Some(message.clone()),
-            _ => None,
-        })
-        .collect()
+        adjust(config);
+    })
+    .await
 }
 
 fn num_requests(events: &[Event]) -> u32 {
@@ -134,7 +75,7 @@ fn tool_result_texts(request: &RecordedRequest) -> Vec<Value> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_turn_that_fills_half_the_window_compacts_and_carries_on() {
-    let mut h = Harness::start(|_| {}).await;
+    let mut h = start(|_| {}).await;
     h.server.enqueue(
         turn()
             .tool_call("c1", "read", json!({ "file_path": "README.md" }))
@@ -171,7 +112,7 @@ async fn a_turn_that_fills_half_the_window_compacts_and_carries_on() {
     // The turn goes on from the summary, which names the session file.
     let after = texts(&requests[2]);
     assert_eq!(after.len(), 1, "{after:?}");
-    let file = h.session_file().display().to_string();
+    let file = h.session_file.display().to_string();
     assert!(after[0].contains(&file), "{after:?}");
     assert!(after[0].contains("Carry on with the work in progress."));
     assert!(after[0].ends_with(SUMMARY));
@@ -180,7 +121,7 @@ async fn a_turn_that_fills_half_the_window_compacts_and_carries_on() {
     assert_eq!((stats.compared, stats.extended), (1, 1), "{stats:?}");
 
     // The session file has each request's usage and the turn's total.
-    let lines: Vec<Value> = std::fs::read_to_string(h.session_file())
+    let lines: Vec<Value> = std::fs::read_to_string(&h.session_file)
         .expect("session file")
         .lines()
         .map(|line| serde_json::from_str(line).expect("JSON line"))
@@ -206,7 +147,7 @@ async fn a_turn_that_fills_half_the_window_compacts_and_carries_on() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn compaction_before_a_turn_keeps_the_new_prompt_verbatim() {
-    let mut h = Harness::start(|_| {}).await;
+    let mut h = start(|_| {}).await;
     h.server
         .enqueue(turn().text("first answer").usage(70_000, 20));
     let (_, stop) = h.prompt("first question").await;
@@ -236,10 +177,7 @@ async fn compaction_before_a_turn_keeps_the_new_prompt_verbatim() {
     h.server.assert_no_violations();
 
     // The session file resumes to the summary and the prompt.
-    let loaded = SessionStore::new(h.data.path())
-        .load(&h.session_file())
-        .expect("load");
-    let saved: Vec<String> = loaded.messages.iter().map(|m| m.text()).collect();
+    let saved: Vec<String> = h.saved_messages().iter().map(|m| m.text()).collect();
     assert_eq!(saved.len(), 3, "{saved:?}");
     assert!(saved[0].ends_with(SUMMARY));
     assert_eq!(saved[1], "second question");
@@ -248,7 +186,7 @@ async fn compaction_before_a_turn_keeps_the_new_prompt_verbatim() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_context_too_long_error_compacts_once_and_retries() {
-    let mut h = Harness::start(|config| config.auto_compact_share = None).await;
+    let mut h = start(|config| config.auto_compact_share = None).await;
     h.server.enqueue(turn().text("first answer").usage(100, 20));
     h.prompt("first question").await;
 
@@ -298,7 +236,7 @@ async fn a_context_too_long_error_compacts_once_and_retries() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_summary_request_that_overflows_too_is_sent_without_tool_output() {
-    let mut h = Harness::start(|config| config.auto_compact_share = None).await;
+    let mut h = start(|config| config.auto_compact_share = None).await;
     h.server.enqueue(
         turn()
             .tool_call("c1", "read", json!({ "file_path": "README.md" }))
@@ -335,7 +273,7 @@ async fn a_summary_request_that_overflows_too_is_sent_without_tool_output() {
 async fn a_spent_budget_stops_the_turn_before_the_next_request() {
     let budget = Arc::new(Budget::new(1.0, 0.0));
     let shared = Arc::clone(&budget);
-    let mut h = Harness::start(move |config| config.budget = Some(shared)).await;
+    let mut h = start(move |config| config.budget = Some(shared)).await;
     // 400 000 input tokens of Sonnet cost $1.20.
     h.server.enqueue(
         turn()
@@ -360,21 +298,10 @@ async fn a_spent_budget_stops_the_turn_before_the_next_request() {
     assert_eq!(h.server.requests().len(), 1);
 
     // An agent sharing the budget (a subtask's) cannot start a request either.
-    let project = tempfile::tempdir().expect("project");
-    let data = tempfile::tempdir().expect("data");
-    let cwd = project.path().canonicalize().expect("cwd");
-    let mut config = fake_model::config_for(&h.server, cwd.clone(), CLAUDE);
-    config.budget = Some(Arc::clone(&budget));
-    let mut subtask = fake_model::spawn(
-        config,
-        fake_model::new_session(data.path(), cwd, CLAUDE),
-        Vec::new(),
-    );
-    subtask
-        .ops
-        .send(Op::user_text("help"))
-        .expect("subtask runs");
-    let (_, stop) = turn_events(&mut subtask).await;
+    let mut subtask = h.spawn_agent(CLAUDE, Vec::new(), |config| {
+        config.budget = Some(Arc::clone(&budget));
+    });
+    let (_, stop) = prompt_agent(&mut subtask, "help").await;
     assert_eq!(stop, StopReason::BudgetExceeded);
     assert_eq!(h.server.requests().len(), 1);
     h.server.assert_no_violations();
@@ -386,31 +313,19 @@ async fn a_spent_budget_stops_the_turn_before_the_next_request() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_budget_counts_only_priced_requests_and_says_so_for_an_unpriced_model() {
     const MYSTERY: &str = "anthropic/claude-mystery";
-    let server = FakeModelServer::start().await;
-    let project = tempfile::tempdir().expect("project");
-    std::fs::write(project.path().join("README.md"), "# Project\n").expect("readme");
-    let data = tempfile::tempdir().expect("data");
-    let cwd = project.path().canonicalize().expect("cwd");
-    let mut config = fake_model::config_for(&server, cwd.clone(), MYSTERY);
-    config.budget = Some(Arc::new(Budget::new(1.0, 0.0)));
-    let mut agent = fake_model::spawn(
-        config,
-        fake_model::new_session(data.path(), cwd, MYSTERY),
-        Vec::new(),
-    );
+    let mut h = Harness::start(MYSTERY, README, |config| {
+        config.budget = Some(Arc::new(Budget::new(1.0, 0.0)));
+    })
+    .await;
 
     // 400 000 input tokens would cost more than the budget at any list price.
-    server.enqueue(
+    h.server.enqueue(
         turn()
             .tool_call("c1", "read", json!({ "file_path": "README.md" }))
             .usage(400_000, 0),
     );
-    server.enqueue(turn().text("read it").usage(400_000, 0));
-    agent
-        .ops
-        .send(Op::user_text("read the README"))
-        .expect("runs");
-    let (events, stop) = turn_events(&mut agent).await;
+    h.server.enqueue(turn().text("read it").usage(400_000, 0));
+    let (events, stop) = h.prompt("read the README").await;
     assert_eq!(stop, StopReason::EndTurn, "{events:#?}");
     assert_eq!(num_requests(&events), 2);
     assert!(
@@ -436,48 +351,44 @@ async fn a_budget_counts_only_priced_requests_and_says_so_for_an_unpriced_model(
     );
 
     // On a priced model the same request spends the budget, and the next is not sent.
-    agent
-        .ops
-        .send(Op::SetModel {
-            model: CLAUDE.to_string(),
-        })
-        .expect("runs");
-    server.enqueue(
+    h.send(Op::SetModel {
+        model: CLAUDE.to_string(),
+    });
+    h.server.enqueue(
         turn()
             .tool_call("c2", "read", json!({ "file_path": "README.md" }))
             .usage(400_000, 0),
     );
-    agent.ops.send(Op::user_text("again")).expect("runs");
-    let (events, stop) = turn_events(&mut agent).await;
+    let (events, stop) = h.prompt("again").await;
     assert_eq!(stop, StopReason::BudgetExceeded, "{events:#?}");
     assert_eq!(num_requests(&events), 1);
-    assert_eq!(server.requests().len(), 3);
-    server.assert_no_violations();
+    assert_eq!(h.server.requests().len(), 3);
+    h.server.assert_no_violations();
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn ollamas_loaded_window_sizes_compaction_and_its_limits_are_said_once() {
-    let server = FakeModelServer::start().await;
-    let project = tempfile::tempdir().expect("project");
-    let data = tempfile::tempdir().expect("data");
-    let cwd = project.path().canonicalize().expect("cwd");
+    let model = "ollama/qwen3";
+    let mut h = Harness::start(model, &[], |config| {
+        // A user's bare config: the Ollama endpoint alone, without a key, default retries.
+        let ollama = config
+            .endpoints
+            .remove("ollama")
+            .expect("an Ollama endpoint");
+        *config = AgentConfig::new(config.cwd.clone(), model);
+        config.endpoints.insert(
+            "ollama".into(),
+            Endpoint {
+                api_key: None,
+                ..ollama
+            },
+        );
+    })
+    .await;
+    // The agent asks about its model in its first turn.
     let mut info = OllamaModelInfo::new("qwen3", 32_768);
     info.capabilities = vec!["completion".into()];
-    server.set_ollama_model(info.clone());
-    let model = "ollama/qwen3";
-    let mut config = AgentConfig::new(cwd.clone(), model);
-    config.endpoints.insert(
-        "ollama".into(),
-        Endpoint {
-            api_key: None,
-            base_url: Some(server.ollama_base_url()),
-        },
-    );
-    let mut agent = fake_model::spawn(
-        config,
-        fake_model::new_session(data.path(), cwd, model),
-        Vec::new(),
-    );
+    h.server.set_ollama_model(info.clone());
     let usage_windows = |events: &[Event]| -> Vec<Option<u64>> {
         events
             .iter()
@@ -488,9 +399,8 @@ async fn ollamas_loaded_window_sizes_compaction_and_its_limits_are_said_once() {
             .collect()
     };
 
-    server.enqueue(turn().text("one").usage(7_000, 10));
-    agent.ops.send(Op::user_text("first")).expect("agent runs");
-    let (events, stop) = turn_events(&mut agent).await;
+    h.server.enqueue(turn().text("one").usage(7_000, 10));
+    let (events, stop) = h.prompt("first").await;
     assert_eq!(stop, StopReason::EndTurn, "{events:#?}");
     // Not loaded yet: the window is the one asked for.
     assert_eq!(usage_windows(&events), [Some(32_768)]);
@@ -505,11 +415,10 @@ async fn ollamas_loaded_window_sizes_compaction_and_its_limits_are_said_once() {
 
     // The server loaded the model with a smaller window than asked.
     info.loaded_context_length = Some(8_192);
-    server.set_ollama_model(info);
-    server.enqueue(turn().text(SUMMARY).usage(100, 20));
-    server.enqueue(turn().text("two").usage(300, 5));
-    agent.ops.send(Op::user_text("second")).expect("agent runs");
-    let (events, stop) = turn_events(&mut agent).await;
+    h.server.set_ollama_model(info);
+    h.server.enqueue(turn().text(SUMMARY).usage(100, 20));
+    h.server.enqueue(turn().text("two").usage(300, 5));
+    let (events, stop) = h.prompt("second").await;
     assert_eq!(stop, StopReason::EndTurn, "{events:#?}");
     let said = notices(&events);
     assert!(
@@ -534,7 +443,8 @@ async fn ollamas_loaded_window_sizes_compaction_and_its_limits_are_said_once() {
             .any(|event| matches!(event, Event::Compacted { .. }))
     );
     assert_eq!(usage_windows(&events), [Some(8_192), Some(8_192)]);
-    let chats: Vec<_> = server
+    let chats: Vec<_> = h
+        .server
         .requests()
         .into_iter()
         .filter(|request| request.path == "/api/chat")
@@ -544,5 +454,5 @@ async fn ollamas_loaded_window_sizes_compaction_and_its_limits_are_said_once() {
         chats.iter().all(|chat| chat.body.get("tools").is_none()),
         "a model that cannot call tools is offered none"
     );
-    server.assert_no_violations();
+    h.server.assert_no_violations();
 }

@@ -2,82 +2,47 @@
 //! chat request carries the earlier text, tool call and tool result, and none of Claude's
 //! thinking or signatures.
 
-use std::time::Duration;
-
-use larik_agent::AgentHandle;
-use larik_protocol::{Event, Op, PermissionMode};
-use larik_providers::Endpoint;
-use larik_testkit::{FakeModelServer, turn};
+use larik_protocol::{Op, PermissionMode};
+use larik_testkit::turn;
 use serde_json::json;
 
 #[path = "support/fake_model.rs"]
 mod fake_model;
+#[path = "support/harness.rs"]
+mod harness;
 
-const WAIT: Duration = Duration::from_secs(30);
-const CLAUDE: &str = "anthropic/claude-sonnet-4-5";
-
-async fn turn_complete(agent: &mut AgentHandle) {
-    loop {
-        let event = tokio::time::timeout(WAIT, agent.events.recv())
-            .await
-            .expect("an event arrives")
-            .expect("the agent is running");
-        if matches!(event, Event::TurnComplete { .. }) {
-            return;
-        }
-    }
-}
+use harness::{CLAUDE, Harness};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_chat_completions_model_gets_the_text_and_tool_traffic_but_no_thinking() {
-    let server = FakeModelServer::start().await;
-    let project = tempfile::tempdir().expect("project");
-    let data = tempfile::tempdir().expect("data");
-    std::fs::write(project.path().join("notes.txt"), "alpha\nbeta\n").expect("notes");
-    let cwd = project.path().canonicalize().expect("cwd");
-    let mut config = fake_model::config_for(&server, cwd.clone(), CLAUDE);
-    config.mode = PermissionMode::BypassPermissions;
-    config.endpoints.insert(
-        "openai-compat".into(),
-        Endpoint {
-            api_key: None,
-            base_url: Some(server.openai_chat_base_url()),
-        },
-    );
-    let writer = fake_model::new_session(data.path(), cwd, CLAUDE);
-    let mut agent = fake_model::spawn(config, writer, Vec::new());
+    let mut h = Harness::start(CLAUDE, &[("notes.txt", "alpha\nbeta\n")], |config| {
+        config.mode = PermissionMode::BypassPermissions;
+        // A local Chat Completions server takes no key.
+        let chat = config.endpoints.get_mut("openai-compat").expect("endpoint");
+        chat.api_key = None;
+    })
+    .await;
 
-    server.enqueue(
+    h.server.enqueue(
         turn()
             .thinking("claude ponders the notes", "claude-signature-xyz")
             .text("Reading the notes.")
             .tool_call("toolu_notes", "read", json!({"file_path": "notes.txt"})),
     );
-    server.enqueue(turn().text("The notes say alpha."));
-    agent
-        .ops
-        .send(Op::user_text("what is in notes.txt?"))
-        .expect("running");
-    turn_complete(&mut agent).await;
+    h.server.enqueue(turn().text("The notes say alpha."));
+    h.prompt("what is in notes.txt?").await;
 
-    agent
-        .ops
-        .send(Op::SetModel {
-            model: "openai-compat/some-model".into(),
-        })
-        .expect("running");
-    server.enqueue(
+    h.send(Op::SetModel {
+        model: "openai-compat/some-model".into(),
+    });
+    h.server.enqueue(
         turn()
             .thinking("local thoughts", "unused")
             .text("Yes, alpha."),
     );
-    agent
-        .ops
-        .send(Op::user_text("are you sure?"))
-        .expect("running");
-    turn_complete(&mut agent).await;
+    h.prompt("are you sure?").await;
 
-    let requests = server.requests();
+    let requests = h.server.requests();
     assert_eq!(requests.len(), 3);
     let chat = &requests[2];
     assert_eq!(chat.path, "/v1/chat/completions");
@@ -107,5 +72,5 @@ async fn a_chat_completions_model_gets_the_text_and_tool_traffic_but_no_thinking
     );
     assert!(chat.raw_body.contains("The notes say alpha."));
     assert_eq!(messages.last().expect("a last message")["role"], "user");
-    server.assert_no_violations();
+    h.server.assert_no_violations();
 }

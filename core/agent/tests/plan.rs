@@ -2,75 +2,32 @@
 //! question in `default` and `plan` modes, and its list arrives as a plan event before the
 //! call's end.
 
-use std::time::Duration;
-
-use larik_agent::AgentHandle;
 use larik_protocol::{
-    Event, Op, PermissionMode, PlanEntry, PlanPriority, PlanStatus, StopReason, ToolCallStatus,
+    Event, PermissionMode, PlanEntry, PlanPriority, PlanStatus, StopReason, ToolCallStatus,
     ToolKind,
 };
-use larik_testkit::{FakeModelServer, turn};
+use larik_testkit::turn;
 use serde_json::json;
-use tempfile::TempDir;
 
 #[path = "support/fake_model.rs"]
 mod fake_model;
+#[path = "support/harness.rs"]
+mod harness;
 
-const WAIT: Duration = Duration::from_secs(30);
-const CLAUDE: &str = "anthropic/claude-sonnet-4-5";
+use harness::{CLAUDE, Harness};
 
-/// An agent in a temp project talking to the fake model server.
-struct Harness {
-    server: FakeModelServer,
-    _project: TempDir,
-    _data: TempDir,
-    agent: AgentHandle,
-}
-
-impl Harness {
-    async fn start(mode: PermissionMode) -> Harness {
-        let server = FakeModelServer::start().await;
-        let project = tempfile::tempdir().expect("project");
-        let data = tempfile::tempdir().expect("data");
-        let cwd = project.path().canonicalize().expect("cwd");
-        let mut config = fake_model::config_for(&server, cwd.clone(), CLAUDE);
+/// An agent in `mode` that sends every request once.
+async fn start(mode: PermissionMode) -> Harness {
+    Harness::start(CLAUDE, &[], |config| {
         // These tests expect no retried requests.
         config.retry.max_attempts = 1;
         config.mode = mode;
-        let writer = fake_model::new_session(data.path(), cwd, CLAUDE);
-        let agent = fake_model::spawn(config, writer, Vec::new());
-        Harness {
-            server,
-            _project: project,
-            _data: data,
-            agent,
-        }
-    }
-
-    /// Sends `text` and collects the events of the turn, up to its completion.
-    async fn run_turn(&mut self, text: &str) -> (Vec<Event>, StopReason) {
-        self.agent
-            .ops
-            .send(Op::user_text(text))
-            .expect("agent is running");
-        let mut events = Vec::new();
-        loop {
-            let event = tokio::time::timeout(WAIT, self.agent.events.recv())
-                .await
-                .expect("an event arrives")
-                .expect("the agent is running");
-            if let Event::TurnComplete { stop_reason, .. } = &event {
-                let stop = *stop_reason;
-                events.push(event);
-                return (events, stop);
-            }
-            events.push(event);
-        }
-    }
+    })
+    .await
 }
 
 async fn plan_arrives_before_the_call_ends(mode: PermissionMode) {
-    let mut h = Harness::start(mode).await;
+    let mut h = start(mode).await;
     h.server.enqueue(turn().tool_call(
         "plan-1",
         "todo_write",
@@ -81,7 +38,7 @@ async fn plan_arrives_before_the_call_ends(mode: PermissionMode) {
         ]}),
     ));
     h.server.enqueue(turn().text("planned"));
-    let (events, stop) = h.run_turn("fix it").await;
+    let (events, stop) = h.prompt("fix it").await;
     assert_eq!(stop, StopReason::EndTurn);
 
     assert!(
@@ -159,14 +116,14 @@ async fn todo_write_runs_in_plan_mode() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_invalid_list_fails_the_call_without_a_plan_event() {
-    let mut h = Harness::start(PermissionMode::Default).await;
+    let mut h = start(PermissionMode::Default).await;
     h.server.enqueue(turn().tool_call(
         "plan-1",
         "todo_write",
         json!({"todos": [{"content": "", "status": "pending"}]}),
     ));
     h.server.enqueue(turn().text("sorry"));
-    let (events, _) = h.run_turn("plan").await;
+    let (events, _) = h.prompt("plan").await;
     assert!(
         !events
             .iter()

@@ -2,124 +2,28 @@
 //! answered, interrupts, the loop guard, bad model output, parallel reads and model
 //! switching with reasoning replay.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-use larik_agent::{AgentConfig, AgentHandle};
+use larik_agent::AgentConfig;
 use larik_protocol::{
     Block, Event, Op, PermissionDecision, PermissionMode, StopReason, ToolCallStatus,
 };
-use larik_session::SessionStore;
-use larik_testkit::{FakeModelServer, Reply, turn};
+use larik_testkit::{Reply, turn};
 use serde_json::json;
-use tempfile::TempDir;
 
 #[path = "support/fake_model.rs"]
 mod fake_model;
+#[path = "support/harness.rs"]
+mod harness;
 
-const WAIT: Duration = Duration::from_secs(30);
-const CLAUDE: &str = "anthropic/claude-sonnet-4-5";
+use harness::{CLAUDE, Harness, WAIT, permission_request};
 
-struct Scenario {
-    server: FakeModelServer,
-    project: TempDir,
-    data: TempDir,
-    agent: AgentHandle,
-}
+/// The project every scenario runs in.
+const NOTES: &[(&str, &str)] = &[("notes.txt", "alpha\nbeta\n")];
 
-impl Scenario {
-    async fn start(configure: impl FnOnce(&mut AgentConfig)) -> Scenario {
-        Self::start_with_history(configure, Vec::new()).await
-    }
-
-    async fn start_with_history(
-        configure: impl FnOnce(&mut AgentConfig),
-        history: Vec<larik_protocol::Message>,
-    ) -> Scenario {
-        let server = FakeModelServer::start().await;
-        let project = tempfile::tempdir().expect("project");
-        let data = tempfile::tempdir().expect("data");
-        std::fs::write(project.path().join("notes.txt"), "alpha\nbeta\n").expect("notes");
-        let cwd = project.path().canonicalize().expect("cwd");
-        let mut config = fake_model::config_for(&server, cwd.clone(), CLAUDE);
-        configure(&mut config);
-        let writer = fake_model::new_session(data.path(), cwd, CLAUDE);
-        let agent = fake_model::spawn(config, writer, history);
-        Scenario {
-            server,
-            project,
-            data,
-            agent,
-        }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.project.path().join(name)
-    }
-
-    fn send(&self, op: Op) {
-        self.agent.ops.send(op).expect("agent is running");
-    }
-
-    async fn next(&mut self) -> Event {
-        tokio::time::timeout(WAIT, self.agent.events.recv())
-            .await
-            .expect("an event arrives")
-            .expect("the agent is running")
-    }
-
-    /// Events until one matches, returned with everything before it.
-    async fn until(&mut self, wanted: impl Fn(&Event) -> bool) -> Vec<Event> {
-        let mut seen = Vec::new();
-        loop {
-            let event = self.next().await;
-            let done = wanted(&event);
-            seen.push(event);
-            if done {
-                return seen;
-            }
-        }
-    }
-
-    /// Events up to the next permission request.
-    async fn asked(&mut self) -> Vec<Event> {
-        self.until(|event| matches!(event, Event::PermissionRequest { .. }))
-            .await
-    }
-
-    /// Answers the permission request among `events`.
-    fn reply(&self, events: &[Event], decision: PermissionDecision) {
-        self.send(Op::PermissionReply {
-            request_id: permission_request(events).expect("a permission request"),
-            decision,
-        });
-    }
-
-    async fn turn_complete(&mut self) -> (Vec<Event>, StopReason) {
-        let events = self
-            .until(|event| matches!(event, Event::TurnComplete { .. }))
-            .await;
-        let Some(Event::TurnComplete { stop_reason, .. }) = events.last() else {
-            unreachable!("until returns the matching event last");
-        };
-        let stop = *stop_reason;
-        (events, stop)
-    }
-
-    /// The session file's messages, read back from disk.
-    fn saved_messages(&self) -> Vec<larik_protocol::Message> {
-        let store = SessionStore::new(self.data.path());
-        let cwd = self.project.path().canonicalize().expect("cwd");
-        let latest = store.latest(&cwd).expect("list").expect("a session");
-        store.load(&latest.path).expect("load").messages
-    }
-}
-
-fn permission_request(events: &[Event]) -> Option<String> {
-    events.iter().find_map(|event| match event {
-        Event::PermissionRequest { request_id, .. } => Some(request_id.clone()),
-        _ => None,
-    })
+/// An agent on Claude in a project with `notes.txt`, its config adjusted by `configure`.
+async fn start(configure: impl FnOnce(&mut AgentConfig)) -> Harness {
+    Harness::start(CLAUDE, NOTES, configure).await
 }
 
 /// Every tool call in the transcript is answered by a result in the next message.
@@ -145,7 +49,7 @@ fn assert_consistent(messages: &[larik_protocol::Message]) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn asking_allow_once_runs_the_call_and_asks_again_next_time() {
-    let mut s = Scenario::start(|_| {}).await;
+    let mut s = start(|_| {}).await;
     let write = json!({ "file_path": "new.txt", "content": "one\n" });
     s.server
         .enqueue(turn().tool_call("w1", "write", write.clone()));
@@ -192,7 +96,7 @@ async fn asking_allow_once_runs_the_call_and_asks_again_next_time() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn allow_always_adds_a_session_rule_and_reject_reaches_the_model() {
-    let mut s = Scenario::start(|_| {}).await;
+    let mut s = start(|_| {}).await;
     s.server
         .enqueue(turn().tool_call("b1", "bash", json!({ "command": "echo first" })));
     s.server
@@ -253,7 +157,7 @@ async fn allow_always_adds_a_session_rule_and_reject_reaches_the_model() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_mode_change_mid_turn_applies_to_the_next_call() {
-    let mut s = Scenario::start(|c| c.mode = PermissionMode::Default).await;
+    let mut s = start(|c| c.mode = PermissionMode::Default).await;
     s.server
         .enqueue(turn().tool_call("b1", "bash", json!({ "command": "echo x" })));
     s.server.enqueue(turn().tool_call(
@@ -284,7 +188,7 @@ async fn a_mode_change_mid_turn_applies_to_the_next_call() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn interrupt_mid_stream_stops_without_a_half_message() {
-    let mut s = Scenario::start(|_| {}).await;
+    let mut s = start(|_| {}).await;
     s.server
         .enqueue(turn().text("I am thinking about this and").hang());
     s.send(Op::user_text("long answer please"));
@@ -305,7 +209,7 @@ async fn interrupt_mid_stream_stops_without_a_half_message() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn interrupt_mid_tool_kills_it_and_answers_every_call() {
-    let mut s = Scenario::start(|c| c.mode = PermissionMode::BypassPermissions).await;
+    let mut s = start(|c| c.mode = PermissionMode::BypassPermissions).await;
     // The command reports its child's pid through a FIFO once the child runs.
     let ready = s.path("ready.fifo");
     let made = std::process::Command::new("mkfifo")
@@ -376,7 +280,7 @@ async fn interrupt_mid_tool_kills_it_and_answers_every_call() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn closing_the_ops_channel_drops_queued_turns() {
-    let mut s = Scenario::start(|_| {}).await;
+    let mut s = start(|_| {}).await;
     s.server.enqueue(turn().text("streaming").hang());
     s.send(Op::user_text("first"));
     s.send(Op::user_text("second, queued"));
@@ -386,16 +290,14 @@ async fn closing_the_ops_channel_drops_queued_turns() {
     drop(std::mem::replace(&mut s.agent.ops, orphan));
     let (_, stop) = s.turn_complete().await;
     assert_eq!(stop, StopReason::Cancelled);
-    let rest = tokio::time::timeout(WAIT, s.agent.events.recv())
-        .await
-        .expect("the agent stops");
+    let rest = s.next_unless_stopped().await;
     assert!(rest.is_none(), "the queued turn never started: {rest:?}");
     assert_eq!(s.server.requests().len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_withdrawn_question_is_not_an_interrupt() {
-    let mut s = Scenario::start(|_| {}).await;
+    let mut s = start(|_| {}).await;
     s.server
         .enqueue(turn().tool_call("b1", "bash", json!({ "command": "echo x" })));
     s.server.enqueue(turn().text("understood"));
@@ -414,7 +316,7 @@ async fn a_withdrawn_question_is_not_an_interrupt() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn interrupt_while_asking_answers_the_question_cancelled() {
-    let mut s = Scenario::start(|_| {}).await;
+    let mut s = start(|_| {}).await;
     s.server
         .enqueue(turn().tool_call("b1", "bash", json!({ "command": "echo x" })));
     s.send(Op::user_text("go"));
@@ -427,7 +329,7 @@ async fn interrupt_while_asking_answers_the_question_cancelled() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_loop_guard_stops_identical_rounds() {
-    let mut s = Scenario::start(|_| {}).await;
+    let mut s = start(|_| {}).await;
     for index in 0..6 {
         s.server.enqueue(turn().tool_call(
             format!("r{index}"),
@@ -453,7 +355,7 @@ async fn the_loop_guard_stops_identical_rounds() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_request_cap_ends_the_turn() {
-    let mut s = Scenario::start(|c| c.max_requests_per_turn = 2).await;
+    let mut s = start(|c| c.max_requests_per_turn = 2).await;
     s.server
         .enqueue(turn().tool_call("a", "read", json!({ "file_path": "notes.txt" })));
     s.server
@@ -466,7 +368,7 @@ async fn the_request_cap_ends_the_turn() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn bad_calls_become_results_the_model_reads() {
-    let mut s = Scenario::start(|_| {}).await;
+    let mut s = start(|_| {}).await;
     s.server.enqueue(
         turn()
             .tool_call("u1", "teleport", json!({ "to": "mars" }))
@@ -486,7 +388,7 @@ async fn bad_calls_become_results_the_model_reads() {
 async fn read_only_calls_of_one_response_run_in_parallel() {
     // The read blocks on a FIFO that is only written once the grep after it has ended:
     // run one after the other, the grep could never end first.
-    let mut s = Scenario::start(|_| {}).await;
+    let mut s = start(|_| {}).await;
     let fifo = s.path("pipe.fifo");
     let made = std::process::Command::new("mkfifo")
         .arg(&fifo)
@@ -532,7 +434,7 @@ async fn read_only_calls_of_one_response_run_in_parallel() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn malformed_stream_data_is_an_error_and_loses_nothing() {
-    let mut s = Scenario::start(|_| {}).await;
+    let mut s = start(|_| {}).await;
     s.server.enqueue(turn().text("first answer"));
     s.send(Op::user_text("one"));
     s.turn_complete().await;
@@ -550,7 +452,7 @@ async fn malformed_stream_data_is_an_error_and_loses_nothing() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_cut_stream_is_retried_and_the_partial_answer_discarded() {
-    let mut s = Scenario::start(|_| {}).await;
+    let mut s = start(|_| {}).await;
     s.server
         .enqueue(turn().text("partial that must vanish").cut());
     s.server.enqueue(turn().text("whole answer"));
@@ -587,7 +489,7 @@ async fn a_cut_stream_is_retried_and_the_partial_answer_discarded() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn switching_models_replays_each_providers_reasoning_only_to_itself() {
-    let mut s = Scenario::start(|c| c.mode = PermissionMode::BypassPermissions).await;
+    let mut s = start(|c| c.mode = PermissionMode::BypassPermissions).await;
     // Claude thinks, then answers.
     s.server.enqueue(
         turn()
@@ -609,7 +511,7 @@ async fn switching_models_replays_each_providers_reasoning_only_to_itself() {
     s.turn_complete().await;
     // Back to Claude: its signature comes back, GPT's encrypted item does not.
     s.send(Op::SetModel {
-        model: "anthropic/claude-sonnet-4-5".into(),
+        model: CLAUDE.into(),
     });
     s.server.enqueue(turn().text("c2"));
     s.send(Op::user_text("third"));
@@ -646,7 +548,7 @@ async fn switching_models_replays_each_providers_reasoning_only_to_itself() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn accept_edits_applies_multi_edit_with_a_diff_and_ask_rules_still_ask() {
-    let mut s = Scenario::start(|c| {
+    let mut s = start(|c| {
         c.mode = PermissionMode::AcceptEdits;
         c.rules.add_ask("Edit(secret/**)").expect("rule parses");
     })
@@ -704,7 +606,7 @@ async fn accept_edits_applies_multi_edit_with_a_diff_and_ask_rules_still_ask() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn usage_and_cost_add_up_per_request_and_per_session() {
-    let mut s = Scenario::start(|_| {}).await;
+    let mut s = start(|_| {}).await;
     s.server.enqueue(
         turn()
             .tool_call("r1", "read", json!({ "file_path": "notes.txt" }))
@@ -741,10 +643,14 @@ async fn a_session_that_ended_mid_call_is_repaired_before_the_next_request() {
                 name: "bash".into(),
                 input: json!({ "command": "make" }),
             }],
-            "anthropic/claude-sonnet-4-5",
+            CLAUDE,
         ),
     ];
-    let mut s = Scenario::start_with_history(|_| {}, history).await;
+    let mut s = Harness::setup(CLAUDE)
+        .files(NOTES)
+        .history(history)
+        .start(|_| {})
+        .await;
     s.server.enqueue(turn().text("carrying on"));
     s.send(Op::user_text("continue"));
     let (_, stop) = s.turn_complete().await;
@@ -757,7 +663,7 @@ async fn a_session_that_ended_mid_call_is_repaired_before_the_next_request() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn shutdown_while_a_permission_question_waits_stops_the_agent() {
-    let mut s = Scenario::start(|_| {}).await;
+    let mut s = start(|_| {}).await;
     s.server
         .enqueue(turn().tool_call("b1", "bash", json!({ "command": "echo x" })));
     s.send(Op::user_text("go"));
@@ -765,8 +671,6 @@ async fn shutdown_while_a_permission_question_waits_stops_the_agent() {
     s.send(Op::Shutdown);
     let (_, stop) = s.turn_complete().await;
     assert_eq!(stop, StopReason::Cancelled);
-    let ended = tokio::time::timeout(WAIT, s.agent.events.recv())
-        .await
-        .expect("the agent stops");
+    let ended = s.next_unless_stopped().await;
     assert!(ended.is_none(), "no events after shutdown: {ended:?}");
 }

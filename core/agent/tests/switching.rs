@@ -6,21 +6,18 @@
 //! travels in every later request, and that each provider's requests extend their prompt
 //! cache byte for byte.
 
-use std::path::Path;
-use std::time::Duration;
-
-use larik_agent::AgentHandle;
 use larik_protocol::{Event, Op, PermissionMode, ReasoningEffort, ToolCallStatus};
 use larik_providers::gemini::FOREIGN_CALL_SIGNATURE;
-use larik_testkit::{FakeModelServer, PrefixStats, RecordedRequest, turn};
+use larik_testkit::{PrefixStats, RecordedRequest, turn};
 use serde_json::{Value, json};
-use tempfile::TempDir;
 
 #[path = "support/fake_model.rs"]
 mod fake_model;
+#[path = "support/harness.rs"]
+mod harness;
 
-const WAIT: Duration = Duration::from_secs(30);
-const CLAUDE: &str = "anthropic/claude-sonnet-4-5";
+use harness::{CLAUDE, Harness};
+
 const GPT: &str = "openai/gpt-5";
 const GEMINI: &str = "gemini/gemini-3-pro-preview";
 
@@ -151,34 +148,26 @@ const LEGS: [Leg; 5] = [
 
 /// The session after all five legs, with what the tests inspect.
 struct Switched {
-    server: FakeModelServer,
+    /// The agent, its server and project.
+    harness: Harness,
     /// The conversation requests (no model descriptions), two per leg.
     requests: Vec<RecordedRequest>,
     /// The call ids of each leg's tool calls, as the agent announced them.
     call_ids: Vec<Vec<String>>,
-    _project: TempDir,
-    _data: TempDir,
-}
-
-async fn next_event(agent: &mut AgentHandle) -> Event {
-    tokio::time::timeout(WAIT, agent.events.recv())
-        .await
-        .expect("an event arrives")
-        .expect("the agent runs")
 }
 
 /// Runs one leg's turn and returns the ids of the calls that completed.
-async fn run_leg(agent: &mut AgentHandle, server: &FakeModelServer, leg: &Leg) -> Vec<String> {
+async fn run_leg(h: &mut Harness, leg: &Leg) -> Vec<String> {
     let mut first = turn().thinking(leg.thinking, leg.signature);
     for read in leg.reads {
         first = first.tool_call(read.id, "read", json!({ "file_path": read.file }));
     }
-    server.enqueue(first.usage(1_000, 50));
-    server.enqueue(turn().text(leg.answer).usage(1_200, 20));
-    agent.ops.send(Op::user_text(leg.prompt)).expect("running");
+    h.server.enqueue(first.usage(1_000, 50));
+    h.server.enqueue(turn().text(leg.answer).usage(1_200, 20));
+    let (events, _) = h.prompt(leg.prompt).await;
     let mut completed = Vec::new();
-    loop {
-        match next_event(agent).await {
+    for event in events {
+        match event {
             Event::ToolCallEnd {
                 call_id,
                 status,
@@ -190,74 +179,58 @@ async fn run_leg(agent: &mut AgentHandle, server: &FakeModelServer, leg: &Leg) -
             Event::Error { message, .. } => panic!("{}: {message}", leg.model),
             Event::TurnComplete { last_message, .. } => {
                 assert_eq!(last_message, leg.answer, "{}", leg.model);
-                return completed;
             }
             _ => {}
         }
     }
+    completed
 }
 
-async fn switch_to(agent: &mut AgentHandle, model: &str) {
-    agent
-        .ops
-        .send(Op::SetModel {
-            model: model.into(),
-        })
-        .expect("running");
-    loop {
-        match next_event(agent).await {
-            Event::ModelChanged { model: now } => {
-                assert_eq!(now, model);
-                return;
-            }
+/// Switches the agent to `model` and waits until it says so.
+async fn switch_to(h: &mut Harness, model: &str) {
+    h.send(Op::SetModel {
+        model: model.into(),
+    });
+    let events = h
+        .until(|event| matches!(event, Event::ModelChanged { .. }))
+        .await;
+    for event in events {
+        match event {
+            Event::ModelChanged { model: now } => assert_eq!(now, model),
             Event::Error { message, .. } => panic!("switching to {model}: {message}"),
             _ => {}
         }
     }
 }
 
-fn write_files(project: &Path) {
-    for read in LEGS.iter().flat_map(|leg| leg.reads) {
-        std::fs::write(project.join(read.file), format!("{}\n", read.marker)).expect("write");
-    }
-}
-
 async fn run_switching_session() -> Switched {
-    let server = FakeModelServer::start().await;
-    let project = tempfile::tempdir().expect("project");
-    let data = tempfile::tempdir().expect("data");
-    write_files(project.path());
-    let cwd = project.path().canonicalize().expect("cwd");
-    let mut config = fake_model::config_for(&server, cwd.clone(), CLAUDE);
-    config.mode = PermissionMode::BypassPermissions;
-    config.reasoning = Some(ReasoningEffort::Medium);
-    let writer = fake_model::new_session(data.path(), cwd, CLAUDE);
-    let mut agent = fake_model::spawn(config, writer, Vec::new());
+    let mut h = Harness::start(CLAUDE, &[], |config| {
+        config.mode = PermissionMode::BypassPermissions;
+        config.reasoning = Some(ReasoningEffort::Medium);
+    })
+    .await;
+    for read in LEGS.iter().flat_map(|leg| leg.reads) {
+        std::fs::write(h.path(read.file), format!("{}\n", read.marker)).expect("write");
+    }
 
     let mut call_ids = Vec::new();
     for (index, leg) in LEGS.iter().enumerate() {
         if index > 0 {
-            switch_to(&mut agent, leg.model).await;
+            switch_to(&mut h, leg.model).await;
         }
-        let ids = run_leg(&mut agent, &server, leg).await;
+        let ids = run_leg(&mut h, leg).await;
         assert_eq!(ids.len(), leg.reads.len(), "{}", leg.model);
         call_ids.push(ids);
     }
-    let requests: Vec<RecordedRequest> = server
-        .requests()
-        .into_iter()
-        .filter(|request| !request.is_model_info())
-        .collect();
+    let requests = h.chat_requests();
     assert_eq!(requests.len(), 2 * LEGS.len());
     for (index, request) in requests.iter().enumerate() {
         assert_eq!(request.path, LEGS[index / 2].path(), "request {index}");
     }
     Switched {
-        server,
+        harness: h,
         requests,
         call_ids,
-        _project: project,
-        _data: data,
     }
 }
 
@@ -383,17 +356,17 @@ async fn each_model_gets_back_only_its_own_reasoning_and_everyone_gets_all_tool_
     let last = run.requests.last().expect("requests");
     assert!(carries_reasoning(last, &LEGS[0]));
     assert!(carries_reasoning(last, &LEGS[4]));
-    run.server.assert_no_violations();
+    run.harness.server.assert_no_violations();
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn every_request_extends_the_previous_request_of_its_provider() {
     let run = run_switching_session().await;
-    run.server.assert_no_violations();
+    run.harness.server.assert_no_violations();
     // One context per model; every request after a context's first extends the one
     // before it, the second Claude turn included, after three other models' turns.
     assert_eq!(
-        run.server.prefix_stats(),
+        run.harness.server.prefix_stats(),
         PrefixStats {
             compared: 6,
             extended: 6,
