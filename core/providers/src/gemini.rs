@@ -29,11 +29,11 @@ use std::sync::{Arc, OnceLock};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use serde_json::Value;
 
+use crate::framing::request_stream;
 use crate::http::{
     build_client, check_endpoint, connection_error, excerpt, open_stream, parse_retry_after,
     status_error,
 };
-use crate::sse::request_stream;
 use crate::{
     Endpoint, ModelClient, ModelInfo, ModelInfoFuture, ModelRequest, ProviderError, ResponseStream,
 };

@@ -50,7 +50,7 @@ pub(crate) fn build_client(
     provider: &str,
     base_url: &str,
 ) -> Result<reqwest::Client, ProviderError> {
-    let failed = |message: String| ProviderError::Connection {
+    let failed = |message: &dyn std::fmt::Display| ProviderError::Connection {
         provider: provider.to_string(),
         message: format!("cannot build the HTTP client: {message}"),
     };
@@ -59,34 +59,46 @@ pub(crate) fn build_client(
         .is_some_and(|scheme| scheme.eq_ignore_ascii_case("http://"));
     let builder = if plain {
         reqwest::Client::builder()
-            .tls_backend_preconfigured(plain_tls().map_err(failed)?)
+            .tls_backend_preconfigured(plain_tls().map_err(|err| failed(&err))?)
             .redirect(reqwest::redirect::Policy::none())
     } else {
-        reqwest::Client::builder().tls_backend_preconfigured(shared_tls().map_err(failed)?)
+        reqwest::Client::builder()
+            .tls_backend_preconfigured(shared_tls().map_err(|err| failed(&err))?)
     };
     builder
         .connect_timeout(Duration::from_secs(30))
         // A stream that sends nothing for this long is dead; the retry layer starts over.
         .read_timeout(Duration::from_secs(300))
         .build()
-        .map_err(|err| failed(error_chain(&err)))
+        .map_err(|err| failed(&error_chain(&err)))
+}
+
+/// Why a TLS client configuration could not be built.
+#[derive(Debug, Clone, thiserror::Error)]
+enum TlsSetupError {
+    /// The platform's root certificates did not load.
+    #[error("cannot load the root certificates: {0}")]
+    RootCertificates(rustls::Error),
+    /// The crypto provider offers none of the safe protocol versions.
+    #[error("{0}")]
+    ProtocolVersions(rustls::Error),
 }
 
 /// The process's TLS client configuration: the platform's root certificates, HTTP/2 or 1.1.
 /// Built once; a caller arriving while another thread builds it waits for that one.
-fn shared_tls() -> Result<rustls::ClientConfig, String> {
-    static SHARED: std::sync::OnceLock<Result<rustls::ClientConfig, String>> =
+fn shared_tls() -> Result<rustls::ClientConfig, TlsSetupError> {
+    static SHARED: std::sync::OnceLock<Result<rustls::ClientConfig, TlsSetupError>> =
         std::sync::OnceLock::new();
     SHARED.get_or_init(build_tls).clone()
 }
 
-fn build_tls() -> Result<rustls::ClientConfig, String> {
+fn build_tls() -> Result<rustls::ClientConfig, TlsSetupError> {
     let provider = std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     let verifier = rustls_platform_verifier::Verifier::new(provider.clone())
-        .map_err(|err| format!("cannot load the root certificates: {err}"))?;
+        .map_err(TlsSetupError::RootCertificates)?;
     let mut config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|err| err.to_string())?
+        .map_err(TlsSetupError::ProtocolVersions)?
         .dangerous()
         // The platform verifier is the one a default client uses; only its roots are cached.
         .with_custom_certificate_verifier(std::sync::Arc::new(verifier))
@@ -97,15 +109,15 @@ fn build_tls() -> Result<rustls::ClientConfig, String> {
 
 /// The TLS configuration of clients for plain `http://` endpoints, which never use it: no
 /// root certificates at all, so nothing is loaded (a TLS connection would fail to verify).
-fn plain_tls() -> Result<rustls::ClientConfig, String> {
-    static PLAIN: std::sync::OnceLock<Result<rustls::ClientConfig, String>> =
+fn plain_tls() -> Result<rustls::ClientConfig, TlsSetupError> {
+    static PLAIN: std::sync::OnceLock<Result<rustls::ClientConfig, TlsSetupError>> =
         std::sync::OnceLock::new();
     PLAIN
         .get_or_init(|| {
             let provider = std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider());
             Ok(rustls::ClientConfig::builder_with_provider(provider)
                 .with_safe_default_protocol_versions()
-                .map_err(|err| err.to_string())?
+                .map_err(TlsSetupError::ProtocolVersions)?
                 .with_root_certificates(rustls::RootCertStore::empty())
                 .with_no_client_auth())
         })

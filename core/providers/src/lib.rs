@@ -7,6 +7,7 @@
 
 pub mod anthropic;
 pub mod error;
+mod framing;
 pub mod gemini;
 mod http;
 pub mod models;

@@ -21,6 +21,7 @@ use futures::StreamExt;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use serde_json::Value;
 
+use crate::framing::{Opened, response_stream};
 use crate::http::{
     ByteStream, build_client, connection_error, excerpt, optional_bearer, parse_retry_after,
 };
@@ -65,12 +66,7 @@ impl OllamaClient {
     /// accepted: `host`, `host:port`, `0.0.0.0`, with or without `http://`), or at
     /// [`DEFAULT_BASE_URL`]. The key is optional and sent as a bearer token when set.
     pub fn new(model: impl Into<String>, endpoint: &Endpoint) -> Result<Self, ProviderError> {
-        let bad = |message: String| ProviderError::BadEndpoint {
-            provider: PROVIDER.to_string(),
-            message,
-        };
-        let base = normalize_host(endpoint.base_url.as_deref().unwrap_or(""))
-            .map_err(|message| bad(format!("OLLAMA_HOST: {message}")))?;
+        let base = normalize_host(endpoint.base_url.as_deref().unwrap_or(""))?;
         let authorization = optional_bearer(PROVIDER, endpoint.api_key.as_deref())?;
         let http = build_client(PROVIDER, &base)?;
         Ok(OllamaClient {
@@ -133,7 +129,10 @@ impl OllamaClient {
     }
 
     /// Sends the chat request and opens its body.
-    async fn open(&self, request: Arc<ModelRequest>) -> Result<parse::Opened, ProviderError> {
+    async fn open(
+        &self,
+        request: Arc<ModelRequest>,
+    ) -> Result<Opened<parse::ChatParser>, ProviderError> {
         let (shown, notice) = self.shown().await;
         let trained = shown.as_ref().and_then(|shown| shown.trained_context);
         let num_ctx = info::context_to_ask(
@@ -162,7 +161,7 @@ impl OllamaClient {
             builder = builder.header(AUTHORIZATION, authorization.clone());
         }
         let body = open_body(&self.base, &self.model, builder).await?;
-        Ok(parse::Opened {
+        Ok(Opened {
             body,
             notices: notice.into_iter().collect(),
             parser: parse::ChatParser::new(num_ctx),
@@ -223,7 +222,7 @@ impl ModelClient for OllamaClient {
 
     fn stream(&self, request: Arc<ModelRequest>) -> ResponseStream {
         let client = self.clone();
-        parse::chat_stream(async move { client.open(request).await })
+        response_stream(async move { client.open(request).await })
     }
 
     fn model_info(&self, max_output_tokens: u32) -> ModelInfoFuture<'_> {
@@ -234,8 +233,9 @@ impl ModelClient for OllamaClient {
 /// Turns an `OLLAMA_HOST` value into a base URL the way Ollama reads it: no scheme means
 /// `http` on port 11434, an explicit `http`/`https` scheme its usual port, an empty host or
 /// a wildcard address (`0.0.0.0`, `::`, where a server listens) the loopback address a
-/// client connects to. Empty means [`DEFAULT_BASE_URL`]. A path is kept, for a proxy.
-pub fn normalize_host(host: &str) -> Result<String, String> {
+/// client connects to. Empty means [`DEFAULT_BASE_URL`]. A path is kept, for a proxy. A
+/// value that is none of these is a [`ProviderError::BadEndpoint`] naming `OLLAMA_HOST`.
+pub fn normalize_host(host: &str) -> Result<String, ProviderError> {
     let host = host.trim().trim_end_matches('/');
     if host.is_empty() {
         return Ok(DEFAULT_BASE_URL.to_string());
@@ -245,7 +245,11 @@ pub fn normalize_host(host: &str) -> Result<String, String> {
         Some((scheme, rest)) => match scheme.to_ascii_lowercase().as_str() {
             "http" => ("http", rest, 80),
             "https" => ("https", rest, 443),
-            other => return Err(format!("`{host}`: scheme `{other}` is not http or https")),
+            other => {
+                return Err(bad_host(format!(
+                    "`{host}`: scheme `{other}` is not http or https"
+                )));
+            }
         },
     };
     let (authority, path) = match rest.split_once('/') {
@@ -261,12 +265,20 @@ pub fn normalize_host(host: &str) -> Result<String, String> {
     };
     let port = port.unwrap_or(default_port);
     let base = format!("{scheme}://{name}:{port}{path}");
-    reqwest::Url::parse(&base).map_err(|err| format!("`{host}`: {err}"))?;
+    reqwest::Url::parse(&base).map_err(|err| bad_host(format!("`{host}`: {err}")))?;
     Ok(base)
 }
 
+/// The error for an `OLLAMA_HOST` value that is no address.
+fn bad_host(message: String) -> ProviderError {
+    ProviderError::BadEndpoint {
+        provider: PROVIDER.to_string(),
+        message: format!("OLLAMA_HOST: {message}"),
+    }
+}
+
 /// Splits `host:port`; a bare IPv6 address (several colons, no brackets) has no port.
-fn split_port(authority: &str) -> Result<(&str, Option<u16>), String> {
+fn split_port(authority: &str) -> Result<(&str, Option<u16>), ProviderError> {
     let port_at = if authority.starts_with('[') {
         authority.rfind("]:").map(|at| at + 1)
     } else if authority.matches(':').count() == 1 {
@@ -280,7 +292,7 @@ fn split_port(authority: &str) -> Result<(&str, Option<u16>), String> {
             let port = &authority[at + 1..];
             let port = port
                 .parse::<u16>()
-                .map_err(|_| format!("`{authority}`: `{port}` is not a port number"))?;
+                .map_err(|_| bad_host(format!("`{authority}`: `{port}` is not a port number")))?;
             Ok((&authority[..at], Some(port)))
         }
     }

@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 
+use crate::framing::request_stream;
 use crate::http::{build_client, open_stream, optional_bearer};
-use crate::sse::request_stream;
 use crate::{Endpoint, ModelClient, ModelRequest, ProviderError, ResponseStream};
 
 /// The provider ids served by this client, all speaking the same dialect.

@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 
+use crate::framing::request_stream;
 use crate::http::{build_client, check_endpoint, open_stream};
-use crate::sse::request_stream;
 use crate::{Endpoint, ModelClient, ModelRequest, ProviderError, ResponseStream};
 
 /// The provider id.

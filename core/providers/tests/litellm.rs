@@ -22,8 +22,11 @@ use tokio::sync::oneshot;
 
 #[path = "support/common.rs"]
 mod common;
+#[path = "support/retries.rs"]
+mod retries;
 
-use common::{Items, collect, completed, quick_retries, request_with, text_of};
+use common::{Items, collect, completed, request_with, text_of};
+use retries::quick_retries;
 
 /// The proxy's key; long and random-looking because the proxy refuses to start with a
 /// weak or missing one.

@@ -1,15 +1,15 @@
 //! The OpenAI-compatible Chat Completions client against the fake model server: streaming
-//! text, reasoning and split tool calls, the lenient end of stream, error mapping and
-//! retries, and the request body it sends, all over real HTTP on loopback.
+//! text, reasoning and split tool calls, the lenient end of stream, errors inside a stream,
+//! and the request body it sends, all over real HTTP on loopback. What every wire format
+//! does alike (errors, retries, stop reasons) is in `conformance.rs`.
 
 use std::sync::Arc;
 
 use larik_protocol::{Block, Message, ResultPart, Role};
 use larik_providers::{
     Endpoint, ModelClient, ModelStop, ProviderError, ReasoningEffort, StreamEvent, connect,
-    stream_with_retry,
 };
-use larik_testkit::{FakeModelServer, Reply, error_status, turn};
+use larik_testkit::{FakeModelServer, Reply, turn};
 use serde_json::{Value, json};
 
 const MODEL: &str = "openai-compat/qwen3-coder";
@@ -17,7 +17,7 @@ const MODEL: &str = "openai-compat/qwen3-coder";
 #[path = "support/common.rs"]
 mod common;
 
-use common::{Items, collect, completed, quick_retries, text_of};
+use common::{Items, collect, completed, text_of};
 
 fn client(server: &FakeModelServer) -> Arc<dyn ModelClient> {
     common::client_at(MODEL, "sk-local", server.openai_chat_base_url())
@@ -216,49 +216,6 @@ async fn parallel_tool_calls_split_across_chunks_and_without_ids() {
 }
 
 #[tokio::test]
-async fn finish_reasons_map_to_stops() {
-    let server = FakeModelServer::start().await;
-    let cases = [
-        (json!("stop"), ModelStop::EndTurn),
-        (json!("length"), ModelStop::MaxTokens),
-        (json!("content_filter"), ModelStop::Refusal),
-        (json!("function_call"), ModelStop::ToolUse),
-        (json!("some_new_reason"), ModelStop::EndTurn),
-    ];
-    for (reason, _) in &cases {
-        server.enqueue(raw(
-            &[delta(json!({"content": "x"})), finish(reason.clone())],
-            "data: [DONE]\n\n",
-        ));
-    }
-    for (reason, stop) in &cases {
-        let items = ask(&server).await;
-        assert_eq!(completed(&items).stop, *stop, "{reason}");
-    }
-
-    // Null finish reasons all the way, then `[DONE]`: the answer is complete.
-    server.enqueue(raw(
-        &[delta(json!({"content": "done"})), finish(Value::Null)],
-        "data: [DONE]\n\n",
-    ));
-    let items = ask(&server).await;
-    assert_eq!(completed(&items).stop, ModelStop::EndTurn);
-    // No finish reason field at all, and a call: a tool use.
-    server.enqueue(raw(
-        &[json!({"choices": [{"index": 0, "delta": {"tool_calls": [
-            {"index": 0, "id": "c", "function": {"name": "read", "arguments": "{}"}}]}}]})],
-        "data: [DONE]\n\n",
-    ));
-    let items = ask(&server).await;
-    assert_eq!(completed(&items).stop, ModelStop::ToolUse);
-
-    server.enqueue(turn().text("long").max_tokens());
-    server.enqueue(turn().text("no").refusal());
-    assert_eq!(completed(&ask(&server).await).stop, ModelStop::MaxTokens);
-    assert_eq!(completed(&ask(&server).await).stop, ModelStop::Refusal);
-}
-
-#[tokio::test]
 async fn missing_usage_and_missing_done_still_complete() {
     let server = FakeModelServer::start().await;
     // A finish reason, then the body ends: no usage chunk and no `[DONE]`.
@@ -283,35 +240,6 @@ async fn missing_usage_and_missing_done_still_complete() {
 }
 
 #[tokio::test]
-async fn an_html_error_page_is_reported_with_status_and_excerpt() {
-    let server = FakeModelServer::start().await;
-    server.enqueue(Reply::Status {
-        status: 404,
-        headers: vec![("content-type".into(), "text/html".into())],
-        body: "<html><head><title>Not Found</title></head><body><h1>No route /v1/chat/completions</h1></body></html>".into(),
-    });
-    let items = ask(&server).await;
-    match items.last() {
-        Some(Err(
-            err @ ProviderError::BadRequest {
-                status: 404,
-                message,
-                ..
-            },
-        )) => {
-            assert_eq!(message, "Not Found No route /v1/chat/completions");
-            assert!(err.to_string().contains("openai-compat"), "{err}");
-        }
-        other => panic!("expected a 404 bad request, got {other:?}"),
-    }
-    server.enqueue(error_status(401, "invalid_api_key", "Invalid key"));
-    assert!(matches!(
-        ask(&server).await.last(),
-        Some(Err(ProviderError::Unauthorized { status: 401, message, .. })) if message == "Invalid key"
-    ));
-}
-
-#[tokio::test]
 async fn an_error_inside_a_200_stream_is_an_error() {
     let server = FakeModelServer::start().await;
     server.enqueue(raw(
@@ -333,50 +261,6 @@ async fn an_error_inside_a_200_stream_is_an_error() {
         ask(&server).await.last(),
         Some(Err(ProviderError::Unavailable { status: 429, .. }))
     ));
-}
-
-#[tokio::test]
-async fn truncated_json_in_a_chunk_is_a_protocol_error() {
-    let server = FakeModelServer::start().await;
-    server.enqueue(Reply::RawSse {
-        body: "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hel\n\ndata: [DONE]\n\n"
-            .into(),
-    });
-    let items = ask(&server).await;
-    match items.last() {
-        Some(Err(err @ ProviderError::Protocol { .. })) => assert!(!err.is_retryable()),
-        other => panic!("expected a protocol error, got {other:?}"),
-    }
-}
-
-#[tokio::test]
-async fn a_cut_stream_is_retried() {
-    let server = FakeModelServer::start().await;
-    server.enqueue(turn().text("half").tool_call("c1", "read", json!({})).cut());
-    server.enqueue(raw(&[delta(json!({"content": "no end"}))], ""));
-    server.enqueue(turn().text("full"));
-    let items = collect(stream_with_retry(
-        client(&server),
-        request(vec![Message::user_text("hi")]),
-        quick_retries(3),
-    ))
-    .await;
-    let retries: Vec<&str> = items
-        .iter()
-        .filter_map(|item| match item {
-            Ok(StreamEvent::Retrying { reason, .. }) => Some(reason.as_str()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(retries.len(), 2, "{items:?}");
-    assert!(retries[1].contains("cut"), "{}", retries[1]);
-    assert_eq!(
-        completed(&items).content,
-        vec![Block::Text {
-            text: "full".into()
-        }]
-    );
-    assert_eq!(server.requests().len(), 3);
 }
 
 #[tokio::test]

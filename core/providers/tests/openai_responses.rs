@@ -1,14 +1,16 @@
 //! The OpenAI Responses client against the fake model server: streaming, replay of the
-//! encrypted reasoning item, error mapping and retries, all over real HTTP on loopback.
+//! encrypted reasoning item, unknown events and failed responses, all over real HTTP on
+//! loopback. What every wire format does alike (errors, retries, stop reasons) is in
+//! `conformance.rs`.
 
 use std::sync::Arc;
 
 use larik_protocol::{Block, Message, ResultPart, Role};
 use larik_providers::{
     Endpoint, ModelClient, ModelRequest, ModelStop, ProviderError, ReasoningEffort, StreamEvent,
-    connect, stream_with_retry,
+    connect,
 };
-use larik_testkit::{FakeModelServer, Reply, error_status, turn};
+use larik_testkit::{FakeModelServer, Reply, turn};
 use serde_json::{Value, json};
 
 const MODEL: &str = "openai/gpt-5";
@@ -16,7 +18,7 @@ const MODEL: &str = "openai/gpt-5";
 #[path = "support/common.rs"]
 mod common;
 
-use common::{collect, completed, quick_retries, text_of};
+use common::{collect, completed, text_of};
 
 fn client(server: &FakeModelServer) -> Arc<dyn ModelClient> {
     common::client_at(MODEL, "sk-test", server.openai_base_url())
@@ -185,149 +187,6 @@ async fn the_encrypted_reasoning_item_goes_back_byte_exact() {
 }
 
 #[tokio::test]
-async fn server_errors_then_success_are_retried() {
-    let server = FakeModelServer::start().await;
-    server.enqueue(error_status(529, "overloaded", "Overloaded"));
-    server.enqueue(error_status(500, "server_error", "The server had an error"));
-    server.enqueue(turn().text("finally"));
-    let items = collect(stream_with_retry(
-        client(&server),
-        request(vec![Message::user_text("hi")]),
-        quick_retries(5),
-    ))
-    .await;
-    let attempts: Vec<u32> = items
-        .iter()
-        .filter_map(|item| match item {
-            Ok(StreamEvent::Retrying { attempt, .. }) => Some(*attempt),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(attempts, [2, 3]);
-    assert_eq!(text_of(&items), "finally");
-    assert_eq!(server.requests().len(), 3);
-}
-
-#[tokio::test]
-async fn a_cut_stream_is_retried() {
-    let server = FakeModelServer::start().await;
-    server.enqueue(turn().text("half").cut());
-    server.enqueue(turn().text("full"));
-    let items = collect(stream_with_retry(
-        client(&server),
-        request(vec![Message::user_text("hi")]),
-        quick_retries(3),
-    ))
-    .await;
-    let retry_at = items
-        .iter()
-        .position(|item| matches!(item, Ok(StreamEvent::Retrying { .. })))
-        .expect("a Retrying event");
-    assert_eq!(text_of(&items[..retry_at]), "half");
-    assert_eq!(text_of(&items[retry_at..]), "full");
-    assert_eq!(
-        completed(&items).content,
-        vec![Block::Text {
-            text: "full".into()
-        }]
-    );
-}
-
-#[tokio::test]
-async fn retries_run_out() {
-    let server = FakeModelServer::start().await;
-    server.enqueue(turn().text("a").cut());
-    server.enqueue(error_status(502, "server_error", "Bad gateway"));
-    let items = collect(stream_with_retry(
-        client(&server),
-        request(vec![Message::user_text("hi")]),
-        quick_retries(2),
-    ))
-    .await;
-    match items.last() {
-        Some(Err(ProviderError::RetriesExhausted { attempts, last })) => {
-            assert_eq!(*attempts, 2);
-            assert!(matches!(
-                **last,
-                ProviderError::Unavailable { status: 502, .. }
-            ));
-        }
-        other => panic!("expected RetriesExhausted, got {other:?}"),
-    }
-    assert_eq!(server.requests().len(), 2);
-}
-
-#[tokio::test]
-async fn a_rejected_key_is_unauthorized() {
-    let server = FakeModelServer::start().await;
-    server.enqueue(error_status(
-        401,
-        "invalid_api_key",
-        "Incorrect API key provided",
-    ));
-    let items = collect(stream_with_retry(
-        client(&server),
-        request(vec![Message::user_text("hi")]),
-        quick_retries(3),
-    ))
-    .await;
-    assert_eq!(
-        items,
-        vec![Err(ProviderError::Unauthorized {
-            provider: "openai".into(),
-            status: 401,
-            message: "Incorrect API key provided".into()
-        })]
-    );
-}
-
-#[tokio::test]
-async fn context_length_exceeded_is_a_context_error() {
-    let server = FakeModelServer::start().await;
-    server.enqueue(error_status(
-        400,
-        "context_length_exceeded",
-        "Your input exceeds the context window of this model.",
-    ));
-    let items = collect(client(&server).stream(request(vec![Message::user_text("hi")]))).await;
-    assert!(matches!(
-        items.last(),
-        Some(Err(ProviderError::ContextTooLong { .. }))
-    ));
-}
-
-#[tokio::test]
-async fn an_html_error_page_is_a_bad_request_with_an_excerpt() {
-    let server = FakeModelServer::start().await;
-    server.enqueue(Reply::Status {
-        status: 400,
-        headers: vec![("content-type".into(), "text/html".into())],
-        body: "<html><body><center><h1>400 Bad Request</h1></center><hr><center>nginx</center></body></html>".into(),
-    });
-    let items = collect(client(&server).stream(request(vec![Message::user_text("hi")]))).await;
-    assert!(matches!(
-        items.last(),
-        Some(Err(ProviderError::BadRequest { status: 400, message, .. }))
-            if message == "400 Bad Request nginx"
-    ));
-}
-
-#[tokio::test]
-async fn malformed_event_data_is_a_protocol_error() {
-    let server = FakeModelServer::start().await;
-    server.enqueue(Reply::RawSse {
-        body: "event: response.output_item.done\ndata: {\"type\":\"response.output_item.done\",\"output_index\":0}\n\n".into(),
-    });
-    let items = collect(client(&server).stream(request(vec![Message::user_text("hi")]))).await;
-    match items.last() {
-        Some(Err(ProviderError::Protocol { message, .. })) => {
-            assert!(message.contains("response.output_item.done"), "{message}")
-        }
-        other => panic!("expected a protocol error, got {other:?}"),
-    }
-}
-
-#[tokio::test]
 async fn unknown_events_are_ignored_and_a_failed_response_is_mapped() {
     let server = FakeModelServer::start().await;
     let events = [
@@ -398,14 +257,6 @@ async fn invalid_arguments_are_kept_as_a_string_and_sent_back_as_is() {
     let requests = server.requests();
     assert_eq!(requests[1].body["input"][1]["arguments"], "{\"path\": oops");
     server.assert_no_violations();
-}
-
-#[tokio::test]
-async fn max_output_tokens_ends_with_max_tokens() {
-    let server = FakeModelServer::start().await;
-    server.enqueue(turn().text("trunc").max_tokens());
-    let items = collect(client(&server).stream(request(vec![Message::user_text("hi")]))).await;
-    assert_eq!(completed(&items).stop, ModelStop::MaxTokens);
 }
 
 #[test]

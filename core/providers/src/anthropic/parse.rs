@@ -12,9 +12,10 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::framing::WireParser;
 use crate::http::stream_error;
 use crate::pricing::cost_usd;
-use crate::sse::{WireParser, event_type, parse_arguments, parse_data, protocol_error};
+use crate::sse::{event_type, parse_arguments, parse_data, protocol_error};
 use crate::{ModelResponse, ModelStop, ProviderError, StreamEvent};
 
 use super::PROVIDER;
@@ -345,7 +346,7 @@ impl WireParser for AnthropicParser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sse::collect_text;
+    use crate::framing::collect_text;
     use serde_json::json;
 
     fn sse(events: &[Value]) -> String {

@@ -17,8 +17,9 @@ use serde_json::{Map, Value};
 
 use super::render::GENERATED_ID_PREFIX;
 use super::{PROVIDER, SIGNATURE_KEY, errors, signature_marker};
+use crate::framing::{BodyEnd, WireParser};
 use crate::pricing::cost_usd;
-use crate::sse::{BodyEnd, WireParser, parse_data};
+use crate::sse::parse_data;
 use crate::{ModelResponse, ModelStop, ProviderError, StreamEvent};
 
 #[derive(Deserialize)]
@@ -388,7 +389,6 @@ impl WireParser for GeminiParser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use futures::StreamExt;
     use serde_json::json;
 
     async fn run(chunks: &[Value]) -> Vec<Result<StreamEvent, ProviderError>> {
@@ -396,17 +396,7 @@ mod tests {
             .iter()
             .map(|chunk| format!("data: {chunk}\r\n\r\n"))
             .collect();
-        let pieces: Vec<Result<bytes::Bytes, ProviderError>> = text
-            .as_bytes()
-            .chunks(7)
-            .map(|piece| Ok(bytes::Bytes::copy_from_slice(piece)))
-            .collect();
-        crate::sse::parse_body(
-            futures::stream::iter(pieces).boxed(),
-            GeminiParser::new("gemini-2.5-pro"),
-        )
-        .collect()
-        .await
+        crate::framing::collect_text(GeminiParser::new("gemini-2.5-pro"), &text).await
     }
 
     fn parts(parts: Value) -> Value {

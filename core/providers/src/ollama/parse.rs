@@ -1,26 +1,22 @@
-//! Parses Ollama's streamed `/api/chat` answer: newline-delimited JSON, one object per line.
+//! Parses Ollama's streamed `/api/chat` answer, one JSON object per line.
 //!
-//! Lines may be split anywhere across network chunks (even inside a UTF-8 character), may
-//! end in CRLF, and the last one may lack its newline. Each line's `message.content` is text,
-//! `message.thinking` is reasoning, and `message.tool_calls` are whole calls. The line with
-//! `done: true` carries the stop reason and the token counts and completes the response; a
-//! body that ends before it is a cut connection, which the retry layer retries. An
-//! `{"error": ...}` line is an error.
+//! The shared driver in [`crate::framing`] splits the body into lines and owns how it ends;
+//! [`ChatParser`] reads each line. A line's `message.content` is text, `message.thinking` is
+//! reasoning, and `message.tool_calls` are whole calls. The line with `done: true` carries
+//! the stop reason and the token counts and completes the response; a body that ends before
+//! it is a cut connection, which the retry layer retries. An `{"error": ...}` line is an
+//! error.
 
-use std::collections::VecDeque;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use futures::StreamExt;
 use larik_protocol::{Block, Usage};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::http::ByteStream;
+use crate::framing::{Framing, WireParser};
 use crate::sse::parse_arguments;
-use crate::{ModelResponse, ModelStop, ProviderError, ResponseStream, StreamEvent};
+use crate::{ModelResponse, ModelStop, ProviderError, StreamEvent};
 
 use super::{PROVIDER, error_text, in_stream_error};
 
@@ -96,12 +92,8 @@ impl ChatParser {
         }
     }
 
-    /// Handles one line. Returns the finished response when the line is the last one.
-    fn on_line(
-        &mut self,
-        line: &str,
-        out: &mut Vec<StreamEvent>,
-    ) -> Result<Option<ModelResponse>, ProviderError> {
+    /// Handles one line; the last one pushes the finished response.
+    fn on_line(&mut self, line: &str, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
         let line: Line = serde_json::from_str(line).map_err(|err| ProviderError::Protocol {
             provider: PROVIDER.to_string(),
             message: format!("a stream line is not JSON: {err}"),
@@ -123,7 +115,7 @@ impl ChatParser {
             }
         }
         if !line.done {
-            return Ok(None);
+            return Ok(());
         }
         let input = line.prompt_eval_count.unwrap_or(0);
         let output = line.eval_count.unwrap_or(0);
@@ -134,11 +126,9 @@ impl ChatParser {
                 self.num_ctx
             )));
         }
-        Ok(Some(self.complete(
-            line.done_reason.as_deref(),
-            input,
-            output,
-        )))
+        let response = self.complete(line.done_reason.as_deref(), input, output);
+        out.push(StreamEvent::Completed(response));
+        Ok(())
     }
 
     fn on_call(&mut self, call: WireCall, out: &mut Vec<StreamEvent>) {
@@ -199,158 +189,33 @@ impl ChatParser {
     }
 }
 
-/// An open answer: its body and what to say before it.
-pub(super) struct Opened {
-    /// The response body.
-    pub(super) body: ByteStream,
-    /// Notices to yield before the answer.
-    pub(super) notices: Vec<String>,
-    /// The parser for this answer.
-    pub(super) parser: ChatParser,
-}
-
-type Opening = Pin<Box<dyn Future<Output = Result<Opened, ProviderError>> + Send>>;
-
-struct Driver {
-    opening: Option<Opening>,
-    body: Option<ByteStream>,
-    parser: Option<ChatParser>,
-    buffer: Vec<u8>,
-    pending: VecDeque<StreamEvent>,
-    /// The error that ends the stream, yielded after the pending events.
-    failure: Option<ProviderError>,
-    done: bool,
-}
-
-/// The stream of one request: `opening` sends it and returns the body, which is then parsed.
-pub(super) fn chat_stream<F>(opening: F) -> ResponseStream
-where
-    F: Future<Output = Result<Opened, ProviderError>> + Send + 'static,
-{
-    let driver = Driver {
-        opening: Some(Box::pin(opening)),
-        body: None,
-        parser: None,
-        buffer: Vec::new(),
-        pending: VecDeque::new(),
-        failure: None,
-        done: false,
-    };
-    futures::stream::unfold(driver, |mut driver| async move {
-        let item = driver.next_item().await?;
-        Some((item, driver))
-    })
-    .boxed()
-}
-
-impl Driver {
-    async fn next_item(&mut self) -> Option<Result<StreamEvent, ProviderError>> {
-        loop {
-            if let Some(event) = self.pending.pop_front() {
-                return Some(Ok(event));
-            }
-            if let Some(err) = self.failure.take() {
-                return Some(Err(err));
-            }
-            if self.done {
-                return None;
-            }
-            if let Some(opening) = self.opening.take() {
-                match opening.await {
-                    Ok(opened) => {
-                        self.body = Some(opened.body);
-                        self.parser = Some(opened.parser);
-                        self.pending
-                            .extend(opened.notices.into_iter().map(StreamEvent::Notice));
-                    }
-                    Err(err) => self.fail(err),
-                }
-                continue;
-            }
-            if let Some(result) = self.take_line() {
-                if let Err(err) = result {
-                    self.fail(err);
-                }
-                continue;
-            }
-            let Some(body) = self.body.as_mut() else {
-                self.done = true;
-                continue;
-            };
-            match body.next().await {
-                Some(Ok(chunk)) => self.buffer.extend_from_slice(&chunk),
-                Some(Err(err)) => self.fail(err),
-                None => self.at_end(),
-            }
-        }
+impl WireParser for ChatParser {
+    fn provider(&self) -> &'static str {
+        PROVIDER
     }
 
-    /// Parses the next complete line in the buffer, if there is one.
-    fn take_line(&mut self) -> Option<Result<(), ProviderError>> {
-        loop {
-            let end = self.buffer.iter().position(|byte| *byte == b'\n')?;
-            let line: Vec<u8> = self.buffer.drain(..=end).collect();
-            let line = line[..end].trim_ascii();
-            if line.is_empty() {
-                continue;
-            }
-            return Some(self.parse_line(line));
-        }
+    fn framing(&self) -> Framing {
+        Framing::JsonLines
     }
 
-    fn parse_line(&mut self, line: &[u8]) -> Result<(), ProviderError> {
-        let text = std::str::from_utf8(line).map_err(|err| ProviderError::Protocol {
-            provider: PROVIDER.to_string(),
-            message: format!("a stream line is not UTF-8: {err}"),
-        })?;
-        let parser = self
-            .parser
-            .as_mut()
-            .expect("lines are read only after the body opened");
-        let mut out = Vec::new();
-        let completed = parser.on_line(text, &mut out)?;
-        self.pending.extend(out);
-        if let Some(response) = completed {
-            // Nothing after the last line counts; stop reading the body.
-            self.done = true;
-            self.body = None;
-            self.buffer.clear();
-            self.pending.push_back(StreamEvent::Completed(response));
-        }
-        Ok(())
+    fn closing_event(&self) -> &'static str {
+        "the final `done` line"
     }
 
-    /// The body ended: a last line without its newline may still complete the answer.
-    fn at_end(&mut self) {
-        self.body = None;
-        let rest = std::mem::take(&mut self.buffer);
-        let rest = rest.trim_ascii();
-        if !rest.is_empty() {
-            match self.parse_line(rest) {
-                Ok(()) if self.done => return,
-                Ok(()) => {}
-                // A line cut short by a dropped connection is the cut, not bad data.
-                Err(ProviderError::Protocol { .. }) => {}
-                Err(err) => return self.fail(err),
-            }
-        }
-        self.fail(ProviderError::Connection {
-            provider: PROVIDER.to_string(),
-            message: "the stream was cut before the final `done` line".into(),
-        });
-    }
-
-    /// Ends the stream with `err`, after the events already parsed.
-    fn fail(&mut self, err: ProviderError) {
-        self.done = true;
-        self.body = None;
-        self.failure = Some(err);
+    fn on_event(
+        &mut self,
+        _name: &str,
+        data: &str,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        self.on_line(data, out)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use futures::StreamExt;
     use serde_json::json;
 
     /// Runs the parser over `text` cut into `size`-byte chunks, so lines (and characters)
@@ -360,14 +225,9 @@ mod tests {
         size: usize,
         num_ctx: u64,
     ) -> Vec<Result<StreamEvent, ProviderError>> {
-        let chunks: Vec<Result<bytes::Bytes, ProviderError>> = text
-            .as_bytes()
-            .chunks(size)
-            .map(|chunk| Ok(bytes::Bytes::copy_from_slice(chunk)))
-            .collect();
-        let body = futures::stream::iter(chunks).boxed();
-        chat_stream(async move {
-            Ok(Opened {
+        let body = crate::framing::chunked(text, size);
+        crate::framing::response_stream(async move {
+            Ok(crate::framing::Opened {
                 body,
                 notices: vec!["first".into()],
                 parser: ChatParser::new(num_ctx),

@@ -13,9 +13,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use larik_protocol::{Block, Usage};
 use serde::Deserialize;
 
+use crate::framing::{BodyEnd, WireParser};
 use crate::http::{ErrorDetail, stream_error};
 use crate::pricing::cost_usd;
-use crate::sse::{BodyEnd, WireParser, parse_arguments, parse_data};
+use crate::sse::{parse_arguments, parse_data};
 use crate::{ModelResponse, ModelStop, ProviderError, StreamEvent};
 
 #[derive(Deserialize)]
@@ -327,21 +328,10 @@ impl WireParser for ChatParser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use futures::StreamExt;
     use serde_json::{Value, json};
 
     async fn run(text: &str) -> Vec<Result<StreamEvent, ProviderError>> {
-        let chunks: Vec<Result<bytes::Bytes, ProviderError>> = text
-            .as_bytes()
-            .chunks(7)
-            .map(|chunk| Ok(bytes::Bytes::copy_from_slice(chunk)))
-            .collect();
-        crate::sse::parse_body(
-            futures::stream::iter(chunks).boxed(),
-            ChatParser::new("vllm", "qwen"),
-        )
-        .collect()
-        .await
+        crate::framing::collect_text(ChatParser::new("vllm", "qwen"), text).await
     }
 
     fn sse(chunks: &[Value]) -> String {

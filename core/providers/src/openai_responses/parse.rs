@@ -11,9 +11,10 @@ use larik_protocol::{Block, Usage};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::framing::WireParser;
 use crate::http::{excerpt, parse_error_body, stream_error};
 use crate::pricing::cost_usd;
-use crate::sse::{WireParser, event_type, parse_arguments, parse_data, protocol_error};
+use crate::sse::{event_type, parse_arguments, parse_data, protocol_error};
 use crate::{ModelResponse, ModelStop, ProviderError, StreamEvent};
 
 use super::PROVIDER;
@@ -327,7 +328,7 @@ impl WireParser for ResponsesParser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sse::collect_text;
+    use crate::framing::collect_text;
     use serde_json::{Value, json};
 
     const REASONING: &str = r#"{"id":"rs_1","type":"reasoning","summary":[{"type":"summary_text","text":"First."},{"type":"summary_text","text":"Second."}],"encrypted_content":"gAAAAB+/=="}"#;

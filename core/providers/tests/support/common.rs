@@ -1,5 +1,5 @@
 //! Helpers shared by the provider tests: a client aimed at the fake server, a request with
-//! one tool, quick retries, and readers for collected stream items.
+//! one tool, and readers for collected stream items.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,7 +8,7 @@ use futures::StreamExt;
 use larik_protocol::Message;
 use larik_providers::{
     Endpoint, ModelClient, ModelRequest, ModelResponse, ProviderError, ReasoningEffort,
-    ResponseStream, RetryPolicy, StreamEvent, ToolSpec, connect,
+    ResponseStream, StreamEvent, ToolSpec, connect,
 };
 use serde_json::json;
 
@@ -44,15 +44,6 @@ pub fn request_with(
         max_output_tokens,
         reasoning: Some(reasoning),
     })
-}
-
-/// Retries with millisecond backoff, so tests wait on the retries, not on the clock.
-pub fn quick_retries(max_attempts: u32) -> RetryPolicy {
-    RetryPolicy {
-        max_attempts,
-        base_delay: Duration::from_millis(1),
-        max_delay: Duration::from_millis(5),
-    }
 }
 
 /// Every item of a stream, with a generous bound in case it never ends.
