@@ -13,5 +13,9 @@ mod extension;
 mod kit;
 #[path = "acp_cases/raw.rs"]
 mod raw;
+#[path = "support/read_then_edit.rs"]
+mod read_then_edit;
 #[path = "support/recording.rs"]
 mod recording;
+#[path = "acp_cases/update_stream.rs"]
+mod update_stream;

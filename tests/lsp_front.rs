@@ -8,10 +8,14 @@
 
 #[path = "lsp_front_cases/editing.rs"]
 mod editing;
+#[path = "lsp_front_cases/event_stream.rs"]
+mod event_stream;
 #[path = "lsp_front_cases/extension.rs"]
 mod extension;
 #[path = "lsp_front_cases/kit.rs"]
 mod kit;
+#[path = "support/read_then_edit.rs"]
+mod read_then_edit;
 #[path = "support/recording.rs"]
 mod recording;
 #[path = "lsp_front_cases/requests.rs"]
