@@ -16,6 +16,7 @@
 
 mod registry;
 mod replies;
+mod work;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -24,63 +25,16 @@ use larik_agent::{AgentHandle, Budget};
 use larik_protocol::event::ErrorKind;
 use larik_protocol::{
     Event, Op, PermissionDecision, PermissionMode, PermissionOption, ReasoningEffort, StopReason,
-    Usage, UserContent,
+    Usage,
 };
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 pub use registry::{Lookup, SessionRegistry};
+pub use work::{LocalReply, Work};
 
-use crate::assembly::{Assembled, SetupError, parse_mode};
-use crate::commands::{Builtin, Invocation};
+use crate::assembly::Assembled;
 pub use replies::{mode_text, offered_models};
-
-/// What a prompt asks the session to do.
-#[derive(Debug)]
-pub enum Work {
-    /// A turn with the model.
-    Turn(Vec<UserContent>),
-    /// `/compact`.
-    Compact(Option<String>),
-    /// `/model NAME`: ends when the agent reports the switch or its failure.
-    SwitchModel(String),
-    /// `/mode NAME`.
-    SwitchMode(PermissionMode),
-    /// `/undo`: ends when the agent reports what it put back.
-    Undo,
-    /// A reply Larik gives itself, computed when the prompt's turn comes.
-    Reply(LocalReply),
-}
-
-/// Replies computed from the session's own state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LocalReply {
-    /// The models on offer.
-    Models,
-    /// The modes.
-    Modes,
-    /// Tokens and cost so far.
-    Cost,
-}
-
-impl Work {
-    /// The work a slash command asks for; a bad argument is the user's to fix.
-    pub fn of_command(invocation: Invocation) -> Result<Work, SetupError> {
-        let (command, argument) = match invocation {
-            Invocation::Builtin { command, argument } => (command, argument),
-            Invocation::Prompt(text) => return Ok(Work::Turn(vec![UserContent::Text { text }])),
-        };
-        Ok(match (command, argument) {
-            (Builtin::Compact, instructions) => Work::Compact(instructions),
-            (Builtin::Model, None) => Work::Reply(LocalReply::Models),
-            (Builtin::Model, Some(model)) => Work::SwitchModel(model),
-            (Builtin::Mode, None) => Work::Reply(LocalReply::Modes),
-            (Builtin::Mode, Some(name)) => Work::SwitchMode(parse_mode(&name)?),
-            (Builtin::Cost, _) => Work::Reply(LocalReply::Cost),
-            (Builtin::Undo, _) => Work::Undo,
-        })
-    }
-}
 
 /// How a prompt ended: its stop reason, or the failure's message.
 pub type Outcome = Result<StopReason, String>;
