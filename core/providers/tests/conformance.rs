@@ -13,11 +13,14 @@ use larik_providers::{StreamEvent, stream_with_retry};
 use larik_testkit::{FakeModelServer, OllamaModelInfo, Reply, error_status, turn};
 use serde_json::{Value, json};
 
+#[path = "support/bodies.rs"]
+mod bodies;
 #[path = "support/common.rs"]
 mod common;
 #[path = "support/retries.rs"]
 mod retries;
 
+use bodies::{chat_delta, chat_finish, data_chunks, gemini_finish, gemini_parts, google_error};
 use common::{Items, collect, completed, text_of};
 use retries::quick_retries;
 
@@ -384,42 +387,6 @@ fn responses_answer_ending(reason: Option<&str>) -> Reply {
         json!({"type": "response.output_text.delta", "delta": "x"}),
         last,
     ])
-}
-
-/// Unnamed `data:` chunks, then `tail`.
-fn data_chunks(chunks: &[Value], tail: &str) -> Reply {
-    let mut body: String = chunks
-        .iter()
-        .map(|chunk| format!("data: {chunk}\n\n"))
-        .collect();
-    body.push_str(tail);
-    Reply::RawSse { body }
-}
-
-fn chat_delta(delta: Value) -> Value {
-    json!({"id": "x", "choices": [{"index": 0, "delta": delta, "finish_reason": null}]})
-}
-
-fn chat_finish(reason: Value) -> Value {
-    json!({"id": "x", "choices": [{"index": 0, "delta": {}, "finish_reason": reason}]})
-}
-
-fn gemini_parts(parts: Value) -> Value {
-    json!({"candidates": [{"content": {"role": "model", "parts": parts}, "index": 0}]})
-}
-
-fn gemini_finish(reason: &str) -> Value {
-    json!({"candidates": [{"content": {"role": "model", "parts": [{"text": ""}]}, "finishReason": reason, "index": 0}],
-        "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 1, "totalTokenCount": 6}})
-}
-
-/// A Google error body; the error type goes where Google names its status.
-fn google_error(status: u16, kind: &str, message: &str) -> Reply {
-    Reply::Status {
-        status,
-        headers: Vec::new(),
-        body: json!({"error": {"code": status, "message": message, "status": kind}}).to_string(),
-    }
 }
 
 /// Ollama's error body, which has no error type.

@@ -15,9 +15,12 @@ use larik_providers::{
 use larik_testkit::{FakeModelServer, GeminiModelInfo, Reply, turn};
 use serde_json::{Value, json};
 
+#[path = "support/bodies.rs"]
+mod bodies;
 #[path = "support/common.rs"]
 mod common;
 
+use bodies::{gemini_finish as finish, gemini_parts as parts, google_error};
 use common::{Items, collect, completed, text_of};
 
 const PRO3: &str = "gemini/gemini-3-pro-preview";
@@ -46,24 +49,6 @@ fn raw(chunks: &[Value]) -> Reply {
             .iter()
             .map(|chunk| format!("data: {chunk}\n\n"))
             .collect(),
-    }
-}
-
-fn parts(parts: Value) -> Value {
-    json!({"candidates": [{"content": {"role": "model", "parts": parts}, "index": 0}]})
-}
-
-fn finish(reason: &str) -> Value {
-    json!({"candidates": [{"content": {"role": "model", "parts": [{"text": ""}]}, "finishReason": reason, "index": 0}],
-        "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 1, "totalTokenCount": 6}})
-}
-
-/// A Google error body.
-fn google_error(status: u16, name: &str, message: &str) -> Reply {
-    Reply::Status {
-        status,
-        headers: Vec::new(),
-        body: json!({"error": {"code": status, "message": message, "status": name}}).to_string(),
     }
 }
 

@@ -9,14 +9,17 @@ use larik_protocol::{Block, Message, ResultPart, Role};
 use larik_providers::{
     Endpoint, ModelClient, ModelStop, ProviderError, ReasoningEffort, StreamEvent, connect,
 };
-use larik_testkit::{FakeModelServer, Reply, turn};
+use larik_testkit::{FakeModelServer, turn};
 use serde_json::{Value, json};
 
 const MODEL: &str = "openai-compat/qwen3-coder";
 
+#[path = "support/bodies.rs"]
+mod bodies;
 #[path = "support/common.rs"]
 mod common;
 
+use bodies::{chat_delta as delta, chat_finish as finish, data_chunks as raw};
 use common::{Items, collect, completed, text_of};
 
 fn client(server: &FakeModelServer) -> Arc<dyn ModelClient> {
@@ -39,24 +42,6 @@ fn thinking_of(items: &Items) -> String {
             _ => None,
         })
         .collect()
-}
-
-/// A raw stream of unnamed `data:` chunks.
-fn raw(chunks: &[Value], tail: &str) -> Reply {
-    let mut body: String = chunks
-        .iter()
-        .map(|chunk| format!("data: {chunk}\n\n"))
-        .collect();
-    body.push_str(tail);
-    Reply::RawSse { body }
-}
-
-fn delta(delta: Value) -> Value {
-    json!({"id": "x", "choices": [{"index": 0, "delta": delta, "finish_reason": null}]})
-}
-
-fn finish(reason: Value) -> Value {
-    json!({"id": "x", "choices": [{"index": 0, "delta": {}, "finish_reason": reason}]})
 }
 
 #[tokio::test]
