@@ -36,8 +36,16 @@ pub use work::{LocalReply, Work};
 use crate::assembly::Assembled;
 pub use replies::{mode_text, offered_models};
 
-/// How a prompt ended: its stop reason, or the failure's message.
-pub type Outcome = Result<StopReason, String>;
+/// How a prompt ended: its stop reason, or why it failed.
+pub type Outcome = Result<StopReason, PromptFailed>;
+
+/// Why a prompt failed: the agent's last error, as the user reads it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct PromptFailed {
+    /// The error's message.
+    pub message: String,
+}
 
 /// Messages to a session task.
 pub enum Command<W: Wire> {
@@ -483,10 +491,12 @@ impl<W: Wire> Task<W> {
         };
         let outcome = match stop_reason {
             _ if running.cancelled => Ok(StopReason::Cancelled),
-            StopReason::Error => Err(self
-                .last_error
-                .take()
-                .unwrap_or_else(|| "the turn failed".to_string())),
+            StopReason::Error => Err(PromptFailed {
+                message: self
+                    .last_error
+                    .take()
+                    .unwrap_or_else(|| "the turn failed".to_string()),
+            }),
             other => Ok(other),
         };
         self.wire.answer(running.reply, outcome).await;

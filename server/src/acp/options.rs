@@ -27,14 +27,19 @@ pub fn thought_value(effort: Option<ReasoningEffort>) -> &'static str {
     effort.map_or(DEFAULT_THOUGHT, ReasoningEffort::as_str)
 }
 
-/// The effort a thought level value stands for; `Err` for an unknown value.
-pub fn parse_thought(value: &str) -> Result<Option<ReasoningEffort>, String> {
+/// A thought level value that stands for no effort.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown thought level `{0}`")]
+pub struct UnknownThought(pub String);
+
+/// The effort a thought level value stands for.
+pub fn parse_thought(value: &str) -> Result<Option<ReasoningEffort>, UnknownThought> {
     if value == DEFAULT_THOUGHT {
         return Ok(None);
     }
     ReasoningEffort::parse(value)
         .map(Some)
-        .ok_or_else(|| format!("unknown thought level `{value}`"))
+        .ok_or_else(|| UnknownThought(value.to_string()))
 }
 
 /// The modes, with `current` selected.

@@ -115,8 +115,9 @@ impl Wire for AcpWire {
                     .respond_with_error(Error::new(ErrorCode::INTERNAL_ERROR, "the turn failed"));
                 return;
             }
-            Err(message) => {
-                let _ = reply.respond_with_error(Error::new(ErrorCode::INTERNAL_ERROR, message));
+            Err(failed) => {
+                let _ =
+                    reply.respond_with_error(Error::new(ErrorCode::INTERNAL_ERROR, failed.message));
                 return;
             }
         };
@@ -276,7 +277,7 @@ fn set_config_option(
         }),
         MODEL_OPTION => state.switch_model_for_picker(value.to_string()),
         THOUGHT_OPTION => state.send(Op::SetReasoning {
-            effort: parse_thought(value).map_err(invalid)?,
+            effort: parse_thought(value).map_err(|error| invalid(error.to_string()))?,
         }),
         _ => return Err(invalid(format!("no config option `{config_id}`"))),
     }

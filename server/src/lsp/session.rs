@@ -87,7 +87,7 @@ impl Wire for LspWire {
             self.token = None;
             let message = match &outcome {
                 Ok(stop) => stop.as_str().to_string(),
-                Err(error) => error.clone(),
+                Err(failed) => failed.message.clone(),
             };
             let end = WorkDoneProgress::End(WorkDoneProgressEnd {
                 message: Some(message),
