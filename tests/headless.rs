@@ -12,6 +12,8 @@ use tokio::process::Command;
 
 #[path = "headless_cases/config.rs"]
 mod config;
+#[path = "headless_cases/control.rs"]
+mod control;
 #[path = "headless_cases/extension.rs"]
 mod extension;
 #[path = "headless_cases/models.rs"]

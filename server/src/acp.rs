@@ -20,9 +20,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    CancelNotification, CloseSessionRequest, InitializeRequest, ListSessionsRequest,
-    LoadSessionRequest, NewSessionRequest, PromptRequest, ResumeSessionRequest,
-    SetSessionConfigOptionRequest, SetSessionModeRequest,
+    CancelNotification, CloseSessionRequest, ForkSessionRequest, InitializeRequest,
+    ListSessionsRequest, LoadSessionRequest, NewSessionRequest, PromptRequest,
+    ResumeSessionRequest, SetSessionConfigOptionRequest, SetSessionModeRequest,
 };
 use agent_client_protocol::{Agent, Error, Stdio};
 use tokio::sync::mpsc;
@@ -56,7 +56,8 @@ pub async fn run(
 }
 
 async fn serve(server: Arc<Server>) -> Result<(), Error> {
-    let (s1, s2, s3, s4, s5, s6, s7, s8, s9, s10) = (
+    let (s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11) = (
+        Arc::clone(&server),
         Arc::clone(&server),
         Arc::clone(&server),
         Arc::clone(&server),
@@ -88,6 +89,18 @@ async fn serve(server: Arc<Server>) -> Result<(), Error> {
                 // The editor learns the session id from the response; updates come after it.
                 if let Some(session_id) = session_id {
                     s2.announce_commands(&session_id, &connection);
+                }
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ForkSessionRequest, responder, connection| {
+                let forked = s11.fork_session(request, connection.clone());
+                let session_id = forked.as_ref().ok().map(|forked| forked.session_id.clone());
+                responder.respond_with_result(forked)?;
+                if let Some(session_id) = session_id {
+                    s11.announce_commands(&session_id, &connection);
                 }
                 Ok(())
             },

@@ -19,10 +19,11 @@ mod open;
 mod options;
 mod upkeep;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use larik_agent::{AgentHandle, AskPolicy, Budget};
+use larik_agent::{AgentHandle, AskPolicy, Budget, PromptSection};
 use larik_config::{Environment, Settings};
 use larik_protocol::{Message, PermissionMode, ReasoningEffort, Usage};
 use larik_session::SessionStore;
@@ -39,8 +40,22 @@ use crate::commands::CommandSpec;
 use larik_protocol::sync::locked;
 use upkeep::Pruning;
 
-/// Makes the file access of a session from its id.
-pub type FilesFor = Box<dyn FnOnce(&str) -> Arc<dyn FileAccess> + Send>;
+/// Makes the file access of a session from its id (called again each time the session
+/// continues in another file, by `/clear`, `/fork`, `/rewind` or `/resume`).
+pub type FilesFor = Arc<dyn Fn(&str) -> Arc<dyn FileAccess> + Send + Sync>;
+
+/// What a session that continues elsewhere (`/clear`, `/fork`, `/rewind`, `/resume`) keeps
+/// of the one it leaves: the permission mode, the reasoning effort, and, unless it resumes
+/// another session (which continues with its own), the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Carried {
+    /// The model to go on with, as `provider/model`; `None` for the stored session's own.
+    pub model: Option<String>,
+    /// The permission mode.
+    pub mode: PermissionMode,
+    /// The reasoning effort.
+    pub reasoning: Option<ReasoningEffort>,
+}
 
 /// What a front end asks for when it starts a session.
 pub struct SessionRequest {
@@ -55,6 +70,8 @@ pub struct SessionRequest {
     pub ask_policy: AskPolicy,
     /// MCP servers the editor gave for this session.
     pub editor_mcp_servers: Vec<EditorMcpServer>,
+    /// What the session carries over from the one it continues, if any.
+    pub carried: Option<Carried>,
 }
 
 impl SessionRequest {
@@ -67,6 +84,7 @@ impl SessionRequest {
             files: None,
             ask_policy: AskPolicy::Ask,
             editor_mcp_servers: Vec::new(),
+            carried: None,
         }
     }
 }
@@ -77,6 +95,8 @@ pub struct Assembled {
     pub agent: AgentHandle,
     /// Its id.
     pub session_id: String,
+    /// Its file.
+    pub session_path: PathBuf,
     /// The model it starts with.
     pub model: String,
     /// The permission mode it starts in.
@@ -85,10 +105,14 @@ pub struct Assembled {
     pub reasoning: Option<ReasoningEffort>,
     /// Usage so far (a resumed session keeps its total).
     pub usage: Usage,
+    /// The same usage by model.
+    pub usage_by_model: BTreeMap<String, Usage>,
     /// Its spending cap, if any.
     pub budget: Option<Arc<Budget>>,
     /// With a rewind, the prompt the branch was cut before.
     pub rewound_prompt: Option<Message>,
+    /// For a branch (fork or rewind), how many messages of the source it kept.
+    pub fork_at: Option<usize>,
     /// What the user should hear before the first answer.
     pub notices: Vec<Notice>,
     /// The slash commands extensions add for this session.
@@ -167,12 +191,15 @@ impl Process {
             files,
             ask_policy,
             editor_mcp_servers,
+            carried,
         } = request;
         let (settings, mut notices) = project_settings(&self.env, &cwd);
         let mut registry_notices = Vec::new();
         let registry = options::model_registry(&settings, &mut registry_notices);
         let stored = open.load(&self.store, &cwd)?;
+        let carried_model = carried.as_ref().and_then(|carried| carried.model.clone());
         let model = match &stored {
+            _ if carried_model.is_some() => carried_model.unwrap_or_default(),
             Some(stored) if self.options.model.is_none() => stored.model(),
             _ => options::new_session_model(
                 &self.options,
@@ -183,17 +210,32 @@ impl Process {
             )?,
         };
         let mut config = options::base_config(&self.options, &self.env, cwd.clone(), model)?;
-        let (session, rewound_prompt) = match stored {
-            None => (open::create(&self.store, &cwd, &config.model)?, None),
+        let (session, rewound_prompt, fork_at, usage_by_model) = match stored {
+            None => (
+                open::create(&self.store, &cwd, &config.model)?,
+                None,
+                None,
+                BTreeMap::new(),
+            ),
             Some(stored) => {
-                let (session, rewound, session_notices) = stored.open(&self.store)?;
-                notices.extend(session_notices);
-                (session, rewound)
+                let opened = stored.open(&self.store)?;
+                notices.extend(opened.notices);
+                (
+                    opened.session,
+                    opened.rewound,
+                    opened.fork_at,
+                    opened.usage_by_model,
+                )
             }
         };
         let session_id = session.writer.id().to_string();
+        let session_path = session.writer.path().to_path_buf();
 
         options::apply_settings(&self.options, &settings, &mut config, &mut notices);
+        if let Some(carried) = carried {
+            config.mode = carried.mode;
+            config.reasoning = carried.reasoning;
+        }
         notices.extend(registry_notices);
         config.models = registry;
         config.rule_store = upkeep::rule_store(&self.env, &cwd);
@@ -207,7 +249,6 @@ impl Process {
         let retention_days = settings.checkpoint_retention_days;
         self.prune_checkpoints_once(move || retention_days);
 
-        let mut contributions = Contributions::default();
         if !editor_mcp_servers.is_empty() {
             notices.push(Notice::configuration(format!(
                 "the editor's MCP servers ({}) are not connected: this build has no MCP client",
@@ -223,29 +264,40 @@ impl Process {
             cwd: &cwd,
             settings: &settings,
         };
+        let mut commands = Vec::new();
         for extension in &self.extensions {
+            let mut contributions = Contributions::default();
             extension
                 .contribute(&scope, &mut contributions)
                 .map_err(|error| error.context(extension.name()))?;
-        }
-        let Contributions {
-            tools,
-            hooks,
-            commands,
-            prompt_sections,
-            edit_feedback,
-            notices: extension_notices,
-            shutdown,
-        } = contributions;
-        notices.extend(extension_notices);
-        locked(&self.shutdown).extend(shutdown);
-        for tool in tools {
-            config.tools.register(tool);
+            let Contributions {
+                tools,
+                hooks,
+                commands: added,
+                prompt_sections,
+                edit_feedback,
+                notices: extension_notices,
+                shutdown,
+            } = contributions;
+            // Labelled with the extension's name, as `/context` shows them.
+            for tool in tools {
+                config.tools.register_from(tool, extension.name());
+            }
+            config.prompt_sections.extend(
+                prompt_sections
+                    .into_iter()
+                    .map(|text| PromptSection::new(extension.name(), text)),
+            );
+            config.hooks.extend(hooks);
+            commands.extend(added);
+            // One edit checker per session: the first contribution wins.
+            if config.feedback.is_none() {
+                config.feedback = edit_feedback;
+            }
+            notices.extend(extension_notices);
+            locked(&self.shutdown).extend(shutdown);
         }
         options::hide_disallowed_tools(&self.options, &mut config.tools);
-        config.hooks.extend(hooks);
-        config.prompt_sections.extend(prompt_sections);
-        config.feedback = edit_feedback;
 
         let (mode, reasoning, usage, budget) = (
             config.mode,
@@ -258,12 +310,15 @@ impl Process {
         Ok(Assembled {
             agent,
             session_id,
+            session_path,
             model,
             mode,
             reasoning,
             usage,
+            usage_by_model,
             budget,
             rewound_prompt,
+            fork_at,
             notices,
             commands,
         })

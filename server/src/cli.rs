@@ -119,6 +119,13 @@ pub enum Command {
         #[arg(long, conflicts_with = "keys")]
         all: bool,
     },
+    /// Show the configuration of this directory's project: every setting of every file, where
+    /// it comes from and whether it counts; or set a value in your personal config.json.
+    Config {
+        /// `set KEY VALUE` changes your personal config.json.
+        #[command(subcommand)]
+        action: Option<ConfigAction>,
+    },
     /// Serve the Language Server Protocol on stdin/stdout, for Neovim, VS Code and any
     /// editor with an LSP client (see docs/lsp.md).
     Lsp {
@@ -131,6 +138,19 @@ pub enum Command {
         /// Model, permissions and prompt settings for every session.
         #[command(flatten)]
         agent: AgentOptions,
+    },
+}
+
+/// What `larik config` changes.
+#[derive(Debug, Subcommand)]
+pub enum ConfigAction {
+    /// Set KEY (dotted, e.g. `model` or `permissions.defaultMode`) to VALUE (JSON, or else a
+    /// string) in your personal config.json.
+    Set {
+        /// The setting's dotted key.
+        key: String,
+        /// Its value: JSON (`true`, `3`, `["a"]`), or else taken as a string.
+        value: String,
     },
 }
 

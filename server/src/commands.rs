@@ -21,6 +21,19 @@ pub enum Builtin {
     Cost,
     /// `/undo`: put back the files of the last turn that changed any.
     Undo,
+    /// `/clear`: a fresh context in the same session file.
+    Clear,
+    /// `/fork`: continue in a new session that starts with all of this one.
+    Fork,
+    /// `/rewind [n]`: list the prompts, or continue in a branch cut just before prompt n.
+    Rewind,
+    /// `/resume [id]`: list this directory's sessions, or switch to one.
+    Resume,
+    /// `/context`: what the next request holds, part by part.
+    Context,
+    /// `/config [set KEY VALUE]`: the merged configuration and where each value comes
+    /// from, or a change to the personal file.
+    Config,
 }
 
 /// A command the registry knows.
@@ -174,6 +187,42 @@ fn builtin() -> Vec<CommandSpec> {
             None,
             Builtin::Undo,
         ),
+        CommandSpec::builtin(
+            "clear",
+            "Start a fresh context in this session (instructions, tools and extensions reloaded)",
+            None,
+            Builtin::Clear,
+        ),
+        CommandSpec::builtin(
+            "fork",
+            "Continue in a new session that starts with all of this one",
+            None,
+            Builtin::Fork,
+        ),
+        CommandSpec::builtin(
+            "rewind",
+            "List the prompts, or branch just before prompt N and get it back to edit",
+            Some("prompt number (optional)"),
+            Builtin::Rewind,
+        ),
+        CommandSpec::builtin(
+            "resume",
+            "List this directory's sessions, or switch to one",
+            Some("session id (optional)"),
+            Builtin::Resume,
+        ),
+        CommandSpec::builtin(
+            "context",
+            "Show what the next request holds, part by part, and what compaction would do",
+            None,
+            Builtin::Context,
+        ),
+        CommandSpec::builtin(
+            "config",
+            "Show the configuration and where each value comes from, or set a personal value",
+            Some("set KEY VALUE (optional)"),
+            Builtin::Config,
+        ),
     ]
 }
 
@@ -219,7 +268,13 @@ mod tests {
             .iter()
             .map(|spec| spec.name.as_str())
             .collect();
-        assert_eq!(names, ["compact", "model", "mode", "cost", "undo"]);
+        assert_eq!(
+            names,
+            [
+                "compact", "model", "mode", "cost", "undo", "clear", "fork", "rewind", "resume",
+                "context", "config"
+            ]
+        );
     }
 
     #[test]
@@ -239,6 +294,6 @@ mod tests {
             commands.parse("/explain the tests"),
             prompt("Explain this project.\n\nthe tests")
         );
-        assert_eq!(commands.advertised().len(), 7);
+        assert_eq!(commands.advertised().len(), 13);
     }
 }

@@ -3,7 +3,11 @@
 //! Calls that would need approval are refused with a result telling how to allow them.
 //! The final JSON result object has the shape of Claude Code's headless result, so scripts
 //! that read it keep working; the `stream-json` lines before it are Larik's own events
-//! (docs/events.md).
+//! (docs/events.md). Session-control commands given as the prompt (`/clear`, `/fork`,
+//! `/rewind`, `/resume`, `/context`, `/cost`, `/config`) are carried out as in every front
+//! end (see `control`).
+
+mod control;
 
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
@@ -18,6 +22,7 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 use crate::assembly::{self, Branch, Extension, Open, Process, SessionRequest, SetupError};
 use crate::cli::{Cli, OutputFormat};
 use crate::commands::{Builtin, Invocation, SlashCommands};
+use control::{Control, Plan};
 
 /// Runs the `-p` front end.
 pub async fn run(args: Cli, extensions: Vec<Arc<dyn Extension>>) -> Result<ExitCode, SetupError> {
@@ -31,43 +36,75 @@ pub async fn run(args: Cli, extensions: Vec<Arc<dyn Extension>>) -> Result<ExitC
     assembly::prefetch_tls(&env, args.agent.model.as_deref());
     let cwd = std::env::current_dir()
         .map_err(|error| SetupError::internal(format!("no working directory: {error}")))?;
+    let started = Instant::now();
+    let control = Control::of(&args);
+    let session = match &control {
+        Some(control) => match control.plan(&args, &env, &cwd)? {
+            Plan::Answer(text) => {
+                let mut printer = Printer::new(args.output_format, args.verbose);
+                printer.result(&Outcome::answered(text), started);
+                return Ok(ExitCode::SUCCESS);
+            }
+            Plan::Open(open) => open,
+        },
+        None => open(&args)?,
+    };
     let process = Process::new(env, args.agent.clone(), extensions)?;
-    let mut request = SessionRequest::new(cwd, open(&args)?);
+    let mut request = SessionRequest::new(cwd, session);
     request.ask_policy = AskPolicy::Refuse;
     let assembled = process.assemble(request)?;
     for notice in &assembled.notices {
         eprintln!("larik: warning: {notice}");
     }
+    if let Some(text) = control
+        .as_ref()
+        .and_then(|control| control.after_start(&assembled))
+    {
+        let _ = assembled.agent.ops.send(Op::Shutdown);
+        let mut agent = assembled.agent;
+        let mut printer = Printer::new(args.output_format, args.verbose);
+        while let Some(event) = agent.events.recv().await {
+            printer.event(event);
+        }
+        let _ = agent.task.await;
+        finish(&process).await;
+        printer.session_id = assembled.session_id;
+        printer.result(&Outcome::answered(text), started);
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut agent = assembled.agent;
 
-    let prompt = match prompt(&args, assembled.rewound_prompt.as_ref()) {
-        Ok(prompt) => prompt,
-        Err(error) => {
-            let _ = agent.ops.send(Op::Shutdown);
-            let _ = agent.task.await;
-            finish(&process).await;
-            return Err(error);
+    let op = if control.as_ref().is_some_and(Control::asks_the_agent) {
+        Op::DescribeContext
+    } else {
+        let prompt = match prompt(&args, assembled.rewound_prompt.as_ref()) {
+            Ok(prompt) => prompt,
+            Err(error) => {
+                let _ = agent.ops.send(Op::Shutdown);
+                let _ = agent.task.await;
+                finish(&process).await;
+                return Err(error);
+            }
+        };
+        let commands = SlashCommands::with(assembled.commands);
+        match commands.parse(&prompt) {
+            // `/undo` (with -c or --resume) puts back the files of the session's last turn
+            // that changed any, instead of asking the model.
+            Some(Invocation::Builtin {
+                command: Builtin::Undo,
+                ..
+            }) => Op::Undo,
+            Some(Invocation::Builtin {
+                command: Builtin::Compact,
+                argument,
+            }) => Op::Compact {
+                instructions: argument,
+            },
+            // A prompt command sends its text.
+            Some(Invocation::Prompt(text)) => Op::user_text(text),
+            // Larik's other commands reach the model as prompts in this front end.
+            _ => Op::user_text(prompt),
         }
-    };
-    let started = Instant::now();
-    let commands = SlashCommands::with(assembled.commands);
-    let op = match commands.parse(&prompt) {
-        // `/undo` (with -c or --resume) puts back the files of the session's last turn that
-        // changed any, instead of asking the model.
-        Some(Invocation::Builtin {
-            command: Builtin::Undo,
-            ..
-        }) => Op::Undo,
-        Some(Invocation::Builtin {
-            command: Builtin::Compact,
-            argument,
-        }) => Op::Compact {
-            instructions: argument,
-        },
-        // A prompt command sends its text.
-        Some(Invocation::Prompt(text)) => Op::user_text(text),
-        // Larik's other commands reach the model as prompts in this front end.
-        _ => Op::user_text(prompt),
     };
     let _ = agent.ops.send(op);
 
@@ -88,7 +125,7 @@ pub async fn run(args: Cli, extensions: Vec<Arc<dyn Extension>>) -> Result<ExitC
             }
         };
         let Some(event) = event else { break };
-        if let Event::TurnComplete { .. } | Event::Undone { .. } = &event {
+        if let Event::TurnComplete { .. } | Event::Undone { .. } | Event::Context { .. } = &event {
             let _ = agent.ops.send(Op::Shutdown);
         }
         if !printer.event(event) {
@@ -194,6 +231,18 @@ struct Outcome {
     usage: Usage,
 }
 
+impl Outcome {
+    /// A command Larik answered itself with `text`, without asking the model.
+    fn answered(text: String) -> Self {
+        Outcome {
+            stop_reason: StopReason::EndTurn,
+            num_requests: 0,
+            last_message: text,
+            usage: Usage::default(),
+        }
+    }
+}
+
 /// Prints events in the chosen format and remembers what the result needs.
 struct Printer {
     format: OutputFormat,
@@ -277,12 +326,10 @@ impl Printer {
                     }
                     self.errors.push(summary.clone());
                 }
-                self.outcome = Some(Outcome {
-                    stop_reason: StopReason::EndTurn,
-                    num_requests: 0,
-                    last_message: summary,
-                    usage: Usage::default(),
-                });
+                self.outcome = Some(Outcome::answered(summary));
+            }
+            Event::Context { report } => {
+                self.outcome = Some(Outcome::answered(crate::control::context_text(&report)));
             }
             Event::TurnComplete {
                 stop_reason,

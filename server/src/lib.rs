@@ -12,6 +12,8 @@ mod approve;
 mod assembly;
 mod cli;
 mod commands;
+mod config;
+mod control;
 mod headless;
 mod lsp;
 mod session_core;
@@ -47,6 +49,7 @@ fn try_run(extensions: Vec<Arc<dyn Extension>>) -> anyhow::Result<ExitCode> {
     match args.command {
         Some(cli::Command::Sessions { json }) => sessions::list(json),
         Some(cli::Command::Approve { keys, all }) => approve::run(&keys, all),
+        Some(cli::Command::Config { action }) => config::run(action),
         Some(cli::Command::Acp { agent }) => runtime.block_on(acp::run(agent, extensions)),
         Some(cli::Command::Lsp { agent }) => {
             let code = runtime.block_on(lsp::run(agent, extensions));

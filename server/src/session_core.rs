@@ -13,13 +13,20 @@
 //! (a late answer is then ignored), and ends every waiting prompt `cancelled`. A
 //! permission question that arrives after a cancel (before the agent saw it) is answered
 //! `cancelled` without asking.
+//!
+//! `/clear`, `/fork`, `/rewind N` and `/resume ID` move the session: the task assembles the
+//! session anew through the same assembly every session starts from (so the system prompt,
+//! instruction files, tools and extensions are those of now) and swaps its agent for the new
+//! one (see [`switch`]); the editor's handle stays the same.
 
 mod registry;
 mod replies;
+mod switch;
 mod work;
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use larik_agent::{AgentHandle, Budget};
 use larik_protocol::event::ErrorKind;
@@ -30,10 +37,12 @@ use larik_protocol::{
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
-pub use registry::{Lookup, SessionRegistry};
-pub use work::{LocalReply, Work};
+pub use registry::{Lookup, SessionHandle, SessionRegistry, SessionView};
+pub use switch::{Reopen, Switched};
+pub use work::{LocalReply, Move, Work, config_setting, prompt_number};
 
 use crate::assembly::Assembled;
+use crate::commands::SlashCommands;
 pub use replies::{mode_text, offered_models};
 
 /// How a prompt ended: its stop reason, or why it failed.
@@ -105,6 +114,12 @@ impl<W: Wire> Answerer<W> {
 pub struct State {
     /// Where ops go.
     pub ops: mpsc::UnboundedSender<Op>,
+    /// The id of the session file the agent writes.
+    pub session_id: String,
+    /// That file.
+    pub session_path: PathBuf,
+    /// The working directory.
+    pub cwd: PathBuf,
     /// The permission mode.
     pub mode: PermissionMode,
     /// The model.
@@ -113,6 +128,8 @@ pub struct State {
     pub reasoning: Option<ReasoningEffort>,
     /// Usage so far.
     pub usage: Usage,
+    /// The same usage by model (`provider/model`).
+    pub usage_by_model: BTreeMap<String, Usage>,
     /// The session's spending cap, if any.
     pub budget: Option<Arc<Budget>>,
     /// Providers with an API key, for the models on offer.
@@ -173,44 +190,68 @@ pub trait Wire: Send + Sized + 'static {
 
     /// Handles a command only this wire knows.
     async fn command(&mut self, command: Self::Command, state: &mut State);
+
+    /// The session continues elsewhere (`/clear`, `/fork`, `/rewind`, `/resume`): `state`
+    /// is already the new one's. Says the switch's text unless the wire has a better way.
+    async fn switched(&mut self, switched: &Switched, _state: &State) {
+        self.say(switched.text.clone()).await;
+    }
 }
 
 /// Starts the task of the session `assembled` started, speaking through `wire`, with the
-/// models of `providers_with_keys` on offer; returns where its commands go and a flag that
-/// turns true once the task has stopped its agent and ended. (The session's slash commands
-/// are the caller's: it parses prompts.)
+/// models of `providers_with_keys` on offer and `slash` as its commands; `reopen` is how it
+/// assembles the session again when it moves. Returns the handle its front end registers.
+/// (The session's slash commands are the front end's: it parses prompts.)
 pub fn spawn<W: Wire>(
     wire: W,
     assembled: Assembled,
-    providers_with_keys: Vec<String>,
-) -> (mpsc::UnboundedSender<Command<W>>, watch::Receiver<bool>) {
+    reopen: Reopen,
+    slash: SlashCommands,
+) -> SessionHandle<W> {
     let (sender, receiver) = mpsc::unbounded_channel();
     let (stopped_sender, stopped) = watch::channel(false);
+    let view = Arc::new(Mutex::new(SessionView {
+        file_id: assembled.session_id.clone(),
+        slash,
+    }));
+    let providers_with_keys = reopen.process.providers_with_keys();
+    let notices: Vec<String> = assembled.notices.iter().map(ToString::to_string).collect();
     let task = Task {
         wire,
         state: State {
             ops: assembled.agent.ops.clone(),
+            session_id: assembled.session_id,
+            session_path: assembled.session_path,
+            cwd: reopen.cwd.clone(),
             mode: assembled.mode,
             model: assembled.model,
             reasoning: assembled.reasoning,
             usage: assembled.usage,
+            usage_by_model: assembled.usage_by_model,
             budget: assembled.budget,
             providers_with_keys,
             switches: VecDeque::new(),
         },
-        notices: assembled.notices.iter().map(ToString::to_string).collect(),
+        told: notices.iter().cloned().collect(),
+        notices,
+        agent: assembled.agent,
+        reopen,
+        view: Arc::clone(&view),
         commands: sender.clone(),
         running: None,
         waiting: VecDeque::new(),
         questions: HashMap::new(),
         last_error: None,
     };
-    let agent = assembled.agent;
     tokio::spawn(async move {
-        task.run(agent, receiver).await;
+        task.run(receiver).await;
         let _ = stopped_sender.send(true);
     });
-    (sender, stopped)
+    SessionHandle {
+        commands: sender,
+        stopped,
+        view,
+    }
 }
 
 /// The prompt being answered.
@@ -226,6 +267,13 @@ enum Until {
     TurnComplete,
     ModelSwitched,
     Undone,
+    ContextDescribed,
+}
+
+/// What the task's select loop got.
+enum Next<W: Wire> {
+    Command(Option<Command<W>>),
+    Event(Option<Event>),
 }
 
 struct Task<W: Wire> {
@@ -233,6 +281,14 @@ struct Task<W: Wire> {
     state: State,
     /// Configuration notices not told yet.
     notices: Vec<String>,
+    /// Every notice told (or queued to be told), so a move does not repeat them.
+    told: HashSet<String>,
+    /// The running agent.
+    agent: AgentHandle,
+    /// How the session is assembled again when it moves.
+    reopen: Reopen,
+    /// What the registry shows of the session.
+    view: Arc<Mutex<SessionView>>,
     commands: mpsc::UnboundedSender<Command<W>>,
     running: Option<Running<W::Reply>>,
     waiting: VecDeque<(Work, W::Reply)>,
@@ -243,38 +299,34 @@ struct Task<W: Wire> {
 }
 
 impl<W: Wire> Task<W> {
-    async fn run(
-        mut self,
-        mut agent: AgentHandle,
-        mut commands: mpsc::UnboundedReceiver<Command<W>>,
-    ) {
+    async fn run(mut self, mut commands: mpsc::UnboundedReceiver<Command<W>>) {
         loop {
-            tokio::select! {
-                command = commands.recv() => match command {
-                    Some(Command::Close) => {
-                        self.close().await;
-                        self.state.send(Op::Shutdown);
-                        // Wait for the agent to stop so its session file is complete.
-                        while agent.events.recv().await.is_some() {}
-                        return;
-                    }
-                    Some(command) => self.on_command(command).await,
-                    None => {
-                        self.close().await;
-                        self.state.send(Op::Shutdown);
-                        return;
-                    }
-                },
-                event = agent.events.recv() => match event {
-                    Some(event) => self.on_event(event).await,
-                    None => {
-                        // The agent stopped on its own (it never should): nothing can answer.
-                        self.last_error = Some("the agent stopped".to_string());
-                        self.finish(StopReason::Error).await;
-                        self.close().await;
-                        return;
-                    }
-                },
+            let next = tokio::select! {
+                command = commands.recv() => Next::Command(command),
+                event = self.agent.events.recv() => Next::Event(event),
+            };
+            match next {
+                Next::Command(Some(Command::Close)) => {
+                    self.close().await;
+                    self.state.send(Op::Shutdown);
+                    // Wait for the agent to stop so its session file is complete.
+                    while self.agent.events.recv().await.is_some() {}
+                    return;
+                }
+                Next::Command(Some(command)) => self.on_command(command).await,
+                Next::Command(None) => {
+                    self.close().await;
+                    self.state.send(Op::Shutdown);
+                    return;
+                }
+                Next::Event(Some(event)) => self.on_event(event).await,
+                Next::Event(None) => {
+                    // The agent stopped on its own (it never should): nothing can answer.
+                    self.last_error = Some("the agent stopped".to_string());
+                    self.finish(StopReason::Error).await;
+                    self.close().await;
+                    return;
+                }
             }
         }
     }
@@ -329,6 +381,14 @@ impl<W: Wire> Task<W> {
                     self.state.send(Op::Undo);
                     Until::Undone
                 }
+                Work::Context => {
+                    self.state.send(Op::DescribeContext);
+                    Until::ContextDescribed
+                }
+                Work::Move(destination) => {
+                    self.move_to(destination, reply).await;
+                    continue;
+                }
                 Work::SwitchModel(model) => {
                     self.state.switches.push_back(SwitchOrigin::Prompt);
                     self.state.send(Op::SetModel { model });
@@ -342,7 +402,7 @@ impl<W: Wire> Task<W> {
                     continue;
                 }
                 Work::Reply(local) => {
-                    let text = replies::local_reply(local, &self.state);
+                    let text = replies::local_reply(local, &self.state, &self.reopen);
                     self.wire.say(text).await;
                     self.wire.answer(reply, Ok(StopReason::EndTurn)).await;
                     continue;
@@ -391,7 +451,19 @@ impl<W: Wire> Task<W> {
 
     async fn on_event(&mut self, event: Event) {
         match &event {
-            Event::Usage { total, .. } => self.state.usage = *total,
+            Event::Usage {
+                total,
+                model,
+                request,
+                ..
+            } => {
+                self.state.usage = *total;
+                self.state
+                    .usage_by_model
+                    .entry(model.clone())
+                    .or_default()
+                    .add(request);
+            }
             Event::ModeChanged { mode } => self.state.mode = *mode,
             Event::ReasoningChanged { effort } => self.state.reasoning = *effort,
             Event::ModelChanged { model } => self.state.model = model.clone(),
@@ -452,6 +524,10 @@ impl<W: Wire> Task<W> {
             }
             Event::Error { message, .. } => self.last_error = Some(message),
             Event::Undone { .. } => self.finish_if(Until::Undone).await,
+            Event::Context { report } if self.running_until(Until::ContextDescribed) => {
+                self.wire.say(crate::control::context_text(&report)).await;
+                self.finish(StopReason::EndTurn).await;
+            }
             Event::TurnComplete { stop_reason, .. } => {
                 for (_, question) in self.questions.drain() {
                     question.abort();

@@ -71,17 +71,26 @@ pub(crate) fn load(user_config_dir: Option<&Path>, cwd: &Path) -> Vec<Instructio
 
 /// The system-prompt section for `files`: a short preface, then each file in its tags.
 /// Empty when there are no files, so a project without any leaves the prompt unchanged.
+#[cfg(test)]
 pub(crate) fn render(files: &[InstructionFile]) -> String {
-    if files.is_empty() {
-        return String::new();
-    }
-    let mut out = String::from(
-        "# Instructions from the user's files\n\
-         The user keeps standing instructions in these files, from the most general to the \
-         most specific (the working directory's last). Follow them; where they disagree, the \
-         later file wins.\n",
-    );
-    for file in files {
+    rendered_parts(files).concat()
+}
+
+/// [`render`] in pieces, one per file: the first also holds the preface, and each after
+/// it the blank line that separates it. Empty without files.
+pub(crate) fn rendered_parts(files: &[InstructionFile]) -> Vec<String> {
+    let mut parts = Vec::with_capacity(files.len());
+    for (index, file) in files.iter().enumerate() {
+        let mut out = if index == 0 {
+            String::from(
+                "# Instructions from the user's files\n\
+                 The user keeps standing instructions in these files, from the most general to \
+                 the most specific (the working directory's last). Follow them; where they \
+                 disagree, the later file wins.\n",
+            )
+        } else {
+            String::new()
+        };
         out.push('\n');
         out.push_str("<instructions source=\"");
         out.push_str(&escape_attribute(&file.path.to_string_lossy()));
@@ -98,8 +107,9 @@ pub(crate) fn render(files: &[InstructionFile]) -> String {
             ));
         }
         out.push_str("</instructions>\n");
+        parts.push(out);
     }
-    out
+    parts
 }
 
 /// The directories searched in the project, from the git root (or `cwd` alone when there

@@ -10,6 +10,7 @@
 mod budget;
 mod calls;
 mod compact;
+mod context;
 mod guard;
 pub mod hooks;
 mod instructions;
@@ -108,7 +109,7 @@ pub struct AgentConfig {
     pub hooks: Vec<Arc<dyn LoopHook>>,
     /// Sections extensions add to the system prompt, after the instruction files and
     /// before the appended text.
-    pub prompt_sections: Vec<String>,
+    pub prompt_sections: Vec<PromptSection>,
 }
 
 impl AgentConfig {
@@ -145,6 +146,25 @@ impl AgentConfig {
     }
 }
 
+/// A section an extension adds to the system prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptSection {
+    /// The extension it comes from, as `/context` names it.
+    pub source: String,
+    /// Its text.
+    pub text: String,
+}
+
+impl PromptSection {
+    /// A section of `source` holding `text`.
+    pub fn new(source: impl Into<String>, text: impl Into<String>) -> Self {
+        PromptSection {
+            source: source.into(),
+            text: text.into(),
+        }
+    }
+}
+
 /// The share of the context window past which a conversation is compacted by default: the
 /// rest leaves room for the answer and the tool output of the next few requests.
 pub const DEFAULT_AUTO_COMPACT_SHARE: f64 = 0.8;
@@ -168,6 +188,8 @@ pub struct SessionState {
     /// Notes for the model not yet delivered (written after the last prompt, e.g. by an
     /// `/undo` in an earlier run); they go with the next prompt.
     pub pending_notes: Vec<String>,
+    /// Whether `messages` starts with a compaction's summary.
+    pub starts_with_summary: bool,
 }
 
 /// Errors starting an agent.

@@ -10,11 +10,35 @@
 
 use std::path::Path;
 
+use larik_protocol::ContextPartKind;
+
 use crate::{AgentConfig, instructions};
 
+/// A context's system prompt, and how many of its bytes each part takes (for `/context`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SystemPrompt {
+    /// The text sent with every request of the context.
+    pub(crate) text: String,
+    /// Its parts in order; their bytes add up to the text's length.
+    pub(crate) parts: Vec<PromptPart>,
+}
+
+/// One part of a system prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PromptPart {
+    /// What it is: Larik's own prompt with the appended text, an instruction file, or an
+    /// extension's section.
+    pub(crate) kind: ContextPartKind,
+    /// The file's path or the extension's name; empty for Larik's own.
+    pub(crate) name: String,
+    /// Its bytes, separators included.
+    pub(crate) bytes: usize,
+}
+
 /// The system prompt for a new context: Larik's own (or the configured replacement), then
-/// the instruction files, then whatever the configuration appends.
-pub(crate) fn build(config: &AgentConfig) -> String {
+/// the instruction files, then the extensions' sections, then whatever the configuration
+/// appends.
+pub(crate) fn build(config: &AgentConfig) -> SystemPrompt {
     let mut prompt = match &config.system_prompt {
         Some(replacement) => replacement.clone(),
         None => system_prompt(
@@ -22,15 +46,45 @@ pub(crate) fn build(config: &AgentConfig) -> String {
             &larik_session::utc_date(std::time::SystemTime::now()),
         ),
     };
+    let mut parts = vec![PromptPart {
+        kind: ContextPartKind::SystemPrompt,
+        name: String::new(),
+        bytes: prompt.len(),
+    }];
     let files = instructions::load(config.user_config_dir.as_deref(), &config.cwd);
-    append_part(&mut prompt, &instructions::render(&files));
+    let pieces = instructions::rendered_parts(&files);
+    let before = prompt.len();
+    append_part(&mut prompt, &pieces.concat());
+    // The separator before the section counts with its first file.
+    let mut separator =
+        (prompt.len() - before).saturating_sub(pieces.iter().map(String::len).sum());
+    for (file, piece) in files.iter().zip(&pieces) {
+        parts.push(PromptPart {
+            kind: ContextPartKind::Instructions,
+            name: file.path.display().to_string(),
+            bytes: piece.len() + std::mem::take(&mut separator),
+        });
+    }
     for section in &config.prompt_sections {
-        append_part(&mut prompt, section);
+        let before = prompt.len();
+        append_part(&mut prompt, &section.text);
+        if prompt.len() > before {
+            parts.push(PromptPart {
+                kind: ContextPartKind::PromptSection,
+                name: section.source.clone(),
+                bytes: prompt.len() - before,
+            });
+        }
     }
     if let Some(extra) = &config.append_system_prompt {
+        let before = prompt.len();
         append_part(&mut prompt, extra);
+        parts[0].bytes += prompt.len() - before;
     }
-    prompt
+    SystemPrompt {
+        text: prompt,
+        parts,
+    }
 }
 
 /// Adds `part` after a blank line; an empty part adds nothing, so the prompt of a project
@@ -89,7 +143,15 @@ mod tests {
         config.system_prompt = Some("Replaced.".into());
         config.append_system_prompt = Some("Appended.".into());
 
-        let prompt = build(&config);
+        let built = build(&config);
+        let sizes: usize = built.parts.iter().map(|part| part.bytes).sum();
+        assert_eq!(sizes, built.text.len(), "{:?}", built.parts);
+        assert_eq!(built.parts.len(), 2);
+        assert_eq!(
+            built.parts[1].name,
+            cwd.join("AGENTS.md").display().to_string()
+        );
+        let prompt = built.text;
         let tag = format!(
             "<instructions source=\"{}\">\nProject rule.\n</instructions>\n",
             cwd.join("AGENTS.md").display()
@@ -106,10 +168,20 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let mut config = AgentConfig::new(dir.path().to_path_buf(), "anthropic/claude-sonnet-4-5");
         config.system_prompt = Some("Replaced.".into());
-        assert_eq!(build(&config), "Replaced.");
+        assert_eq!(build(&config).text, "Replaced.");
         config.append_system_prompt = Some("Appended.".into());
-        assert_eq!(build(&config), "Replaced.\n\nAppended.");
-        config.prompt_sections = vec!["Section.".into(), String::new()];
-        assert_eq!(build(&config), "Replaced.\n\nSection.\n\nAppended.");
+        assert_eq!(build(&config).text, "Replaced.\n\nAppended.");
+        config.prompt_sections = vec![
+            crate::PromptSection::new("tests", "Section."),
+            crate::PromptSection::new("empty", ""),
+        ];
+        let built = build(&config);
+        assert_eq!(built.text, "Replaced.\n\nSection.\n\nAppended.");
+        let parts: Vec<(&str, usize)> = built
+            .parts
+            .iter()
+            .map(|part| (part.name.as_str(), part.bytes))
+            .collect();
+        assert_eq!(parts, [("", 20), ("tests", 10)]);
     }
 }

@@ -68,7 +68,9 @@ pub(crate) struct Runner {
     session_failed: bool,
     pub(crate) usage: Usage,
     pub(crate) turn_number: u32,
-    pub(crate) system_prompt: String,
+    pub(crate) system_prompt: prompt::SystemPrompt,
+    /// Whether the transcript starts with a compaction's summary.
+    pub(crate) starts_with_summary: bool,
     pub(crate) tool_specs: Vec<ToolSpec>,
     pub(crate) shared: Arc<Shared>,
     pub(crate) events: EventSink,
@@ -100,7 +102,7 @@ impl Runner {
             budget.charge(session.usage.cost_usd);
         }
         let policy = PermissionPolicy::new(config.mode, config.rules.clone(), config.home.clone());
-        let tool_specs = config
+        let tool_specs: Vec<ToolSpec> = config
             .tools
             .iter()
             .map(|tool| ToolSpec {
@@ -116,6 +118,7 @@ impl Runner {
             .count() as u32;
         Ok(Runner {
             system_prompt: prompt::build(&config),
+            starts_with_summary: session.starts_with_summary,
             model_name: model_name.clone(),
             client,
             transcript: session.messages,
@@ -191,6 +194,7 @@ impl Runner {
                     self.events.emit(Event::ReasoningChanged { effort });
                 }
                 Op::Undo => self.undo(),
+                Op::DescribeContext => self.describe_context(),
                 Op::Interrupt => {}
                 Op::PermissionReply { request_id, .. } => self.events.emit(Event::Notice {
                     message: format!(
@@ -297,6 +301,7 @@ impl Runner {
         }
         let replaced = self.transcript.len();
         self.transcript = vec![Message::user_text(summary)];
+        self.starts_with_summary = true;
         self.measured = None;
         // The model no longer holds the files' text, so it must read a file again before
         // editing it, as after a resume.

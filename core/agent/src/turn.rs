@@ -304,7 +304,7 @@ impl Runner {
     /// prefix, are always the same.
     pub(crate) fn request_with(&self, messages: Vec<Message>) -> Arc<ModelRequest> {
         Arc::new(ModelRequest {
-            system: self.system_prompt.clone(),
+            system: self.system_prompt.text.clone(),
             messages,
             tools: self.tool_specs.clone(),
             max_output_tokens: self.max_output_tokens(),

@@ -3,16 +3,18 @@
 //! The best count of a conversation's tokens is the provider's own: the prompt and output
 //! tokens of the last request. Messages added since are estimated at four bytes of their
 //! JSON form per token, which errs on the high side for prose and code alike. Without any
-//! request yet (a resumed session, a switched model), the whole request is estimated.
+//! request yet (a resumed session, a switched model), the whole request is estimated the
+//! same way, each part as the JSON a request carries it in (the system prompt as a JSON
+//! string, each tool as its name, description and schema in one object).
 
 use larik_protocol::{Event, Message, Usage};
-use larik_providers::ModelRequest;
+use larik_providers::{ModelRequest, ToolSpec};
 use tokio_util::sync::CancellationToken;
 
 use crate::runner::Runner;
 
 /// Bytes of JSON per estimated token.
-const BYTES_PER_TOKEN: usize = 4;
+pub(crate) const BYTES_PER_TOKEN: usize = 4;
 
 /// What the agent asked the provider about the current model.
 #[derive(Debug, Default)]
@@ -51,16 +53,26 @@ pub(crate) fn estimate_messages(messages: &[Message]) -> u64 {
         .div_ceil(BYTES_PER_TOKEN) as u64
 }
 
+/// Bytes of `text` as a JSON string.
+pub(crate) fn text_bytes(text: &str) -> usize {
+    serde_json::to_string(text).map_or(text.len(), |json| json.len())
+}
+
+/// Bytes of a tool's schema as a request carries it.
+pub(crate) fn tool_bytes(tool: &ToolSpec) -> usize {
+    serde_json::json!({
+        "name": tool.name,
+        "description": tool.description,
+        "input_schema": tool.input_schema,
+    })
+    .to_string()
+    .len()
+}
+
 /// Estimated tokens of a whole request.
 pub(crate) fn estimate_request(request: &ModelRequest) -> u64 {
-    let fixed: usize = request.system.len()
-        + request
-            .tools
-            .iter()
-            .map(|tool| {
-                tool.name.len() + tool.description.len() + tool.input_schema.to_string().len()
-            })
-            .sum::<usize>();
+    let fixed: usize =
+        text_bytes(&request.system) + request.tools.iter().map(tool_bytes).sum::<usize>();
     fixed.div_ceil(BYTES_PER_TOKEN) as u64 + estimate_messages(&request.messages)
 }
 

@@ -7,6 +7,7 @@
 //! repository may only tighten what the agent may do.
 
 mod approvals;
+mod describe;
 mod layers;
 mod settings;
 mod update;
@@ -17,6 +18,9 @@ use std::path::PathBuf;
 pub use approvals::{
     APPROVALS_KEY, PendingApproval, approval_key, approve, approve_pending, canonical_json,
     content_hash,
+};
+pub use describe::{
+    ConfigReport, KNOWN_KEYS, SettingEntry, SettingStatus, describe, set_personal, typed_value,
 };
 pub use layers::{
     LayerError, LayerFile, Trust, layer_files, path_slug, personal_project_file, project_root,

@@ -241,6 +241,12 @@ pub enum Event {
         /// `/undo` can be tried again.
         failed: Vec<String>,
     },
+    /// What the next request of the current context would hold, part by part: the answer
+    /// to [`crate::Op::DescribeContext`].
+    Context {
+        /// The parts and their estimated tokens.
+        report: crate::context::ContextReport,
+    },
     /// Something the user should know that is not an error, e.g. a retry.
     Notice {
         /// The message.

@@ -6,6 +6,7 @@
 //! The one exception is [`sync`], the std lock helpers the core crates share, kept here
 //! because this is the lowest crate they depend on.
 
+pub mod context;
 pub mod event;
 pub mod op;
 pub mod permission;
@@ -14,6 +15,7 @@ pub mod tool;
 pub mod transcript;
 pub mod usage;
 
+pub use context::{ContextPart, ContextPartKind, ContextReport};
 pub use event::{Event, StopReason};
 pub use op::{Op, ReasoningEffort, UserContent};
 pub use permission::{PermissionDecision, PermissionMode, PermissionOption, PermissionOptionKind};

@@ -105,6 +105,9 @@ pub enum Op {
     /// is told with the next prompt. Queued behind a running turn; answered with
     /// [`crate::Event::Undone`].
     Undo,
+    /// Describe what the next request of the current context would hold (`/context`).
+    /// Queued behind a running turn; answered with [`crate::Event::Context`].
+    DescribeContext,
     /// Stop the agent; a running turn is cancelled first, as by [`Op::Interrupt`].
     Shutdown,
 }

@@ -79,11 +79,21 @@ pub(crate) enum EntryBody {
     Note {
         text: String,
     },
+    /// `/clear`: the model's context starts afresh here. What came before stays in the file
+    /// (and in replays) as history; the model is sent none of it.
+    Clear,
 }
 
 /// The entry types this version reads, to tell an unknown type from a malformed entry.
-pub(crate) const KNOWN_TYPES: [&str; 6] =
-    ["meta", "message", "usage", "compaction", "note", "turn"];
+pub(crate) const KNOWN_TYPES: [&str; 7] = [
+    "meta",
+    "message",
+    "usage",
+    "compaction",
+    "note",
+    "turn",
+    "clear",
+];
 
 /// `n` random lowercase hex digits.
 ///

@@ -3,7 +3,9 @@
 //! A session is one file, `<data_dir>/sessions/<cwd-slug>/<id>.jsonl`, holding one JSON
 //! entry per line. Entries form a linked list through `parent_id`, and a file is only ever
 //! appended to: forking or rewinding writes a new file and leaves the source untouched, so
-//! a crash can at worst leave one torn last line, which reading tolerates.
+//! a crash can at worst leave one torn last line, which reading tolerates. A `/clear` is a
+//! mark in the same file: the model's context starts afresh after it, while the history
+//! before it stays for replays.
 
 mod entry;
 mod error;
@@ -13,6 +15,6 @@ mod writer;
 
 pub use entry::{SessionMeta, rfc3339, utc_date};
 pub use error::SessionError;
-pub use load::LoadedSession;
-pub use store::{SessionInfo, SessionStore, cwd_slug};
+pub use load::{LoadedSession, Shown};
+pub use store::{SessionInfo, SessionStore, SessionSummary, cwd_slug};
 pub use writer::SessionWriter;

@@ -5,11 +5,11 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use larik_protocol::Message;
+use larik_protocol::{Message, Usage};
 
 use crate::entry::{SessionMeta, new_session_id};
 use crate::error::SessionError;
-use crate::load::{self, LoadedSession, first_prompt, meta_cwd, session_id_of};
+use crate::load::{self, LoadedSession, first_prompt, meta_cwd, session_id_of, summarize};
 use crate::writer::SessionWriter;
 
 /// How much of the first prompt a listing shows.
@@ -26,6 +26,16 @@ pub struct SessionInfo {
     pub modified: SystemTime,
     /// The start of the first prompt, whitespace collapsed, at most about 80 characters.
     pub first_prompt: Option<String>,
+}
+
+/// What a listing shows of a session besides its [`SessionInfo`]: read through the whole
+/// file, so asked for only where it is shown.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionSummary {
+    /// The model that answered last (`provider/model`), else the one it started with.
+    pub model: String,
+    /// Its usage so far.
+    pub usage: Usage,
 }
 
 /// The sessions under one data directory, grouped by project directory.
@@ -207,6 +217,12 @@ impl SessionStore {
             .into_iter()
             .next()
             .ok_or_else(|| SessionError::NotFound { id: id.to_owned() })
+    }
+
+    /// The model and usage of the session file at `path`, or `None` when it is not a
+    /// readable session file.
+    pub fn summary(&self, path: &Path) -> Option<SessionSummary> {
+        summarize(path).map(|(model, usage)| SessionSummary { model, usage })
     }
 
     /// Reads the session file at `path`.

@@ -89,6 +89,12 @@ impl SessionWriter {
         })
     }
 
+    /// Appends a clear mark: a resume starts a fresh context after it, with nothing of the
+    /// conversation before it, which stays in the file as history.
+    pub fn append_clear(&mut self) -> Result<(), SessionError> {
+        self.append(EntryBody::Clear)
+    }
+
     /// Appends the meta entry that starts a new file.
     pub(crate) fn append_meta(&mut self, meta: &SessionMeta) -> Result<(), SessionError> {
         self.append(EntryBody::Meta {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use larik_protocol::{Block, Message, ResultPart, Role, Usage};
-use larik_session::{SessionError, SessionMeta, SessionStore, SessionWriter, cwd_slug};
+use larik_session::{SessionError, SessionMeta, SessionStore, SessionWriter, Shown, cwd_slug};
 use serde_json::{Value, json};
 
 fn meta(cwd: &Path) -> SessionMeta {
@@ -182,6 +182,104 @@ fn a_compaction_replaces_earlier_messages_on_replay() {
         loaded.usage.output_tokens, 3,
         "usage before a compaction still counts"
     );
+}
+
+#[test]
+fn a_clear_starts_a_fresh_context_and_keeps_the_history_for_replays() {
+    let fx = fixture();
+    let mut writer = fx.store.create(meta(&fx.cwd)).expect("create");
+    let before = two_turns(&mut writer);
+    writer.append_note("files were put back").expect("note");
+    writer.append_clear().expect("clear");
+    let after = vec![
+        Message::user_text("third prompt"),
+        Message::assistant(
+            vec![Block::Text {
+                text: "fine".into(),
+            }],
+            "openai/gpt-5.1",
+        ),
+    ];
+    for message in &after {
+        writer.append_message(message).expect("append");
+    }
+    writer
+        .append_usage("openai/gpt-5.1", &usage(100, 5))
+        .expect("usage");
+    assert_eq!(lines(writer.path())[11]["type"], "clear");
+
+    let loaded = fx.store.load(writer.path()).expect("load");
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    assert_eq!(
+        loaded.messages, after,
+        "the model sees only what follows the clear"
+    );
+    assert_eq!(loaded.prompt_indexes, vec![0]);
+    assert_eq!(loaded.prompt_texts(), vec!["third prompt".to_string()]);
+    assert!(
+        loaded.pending_notes.is_empty(),
+        "a note about the cleared conversation is not delivered"
+    );
+    let mut expected: Vec<Shown<'_>> = before.iter().map(Shown::Message).collect();
+    expected.push(Shown::Cleared);
+    expected.extend(after.iter().map(Shown::Message));
+    assert_eq!(loaded.replay(), expected);
+
+    // Usage before the clear still counts, by model.
+    assert_eq!(loaded.usage.output_tokens, 8);
+    assert_eq!(loaded.usage_by_model.len(), 2);
+    assert_eq!(loaded.usage_by_model["openai/gpt-5.1"], usage(100, 5));
+    assert_eq!(loaded.usage_by_model["anthropic/m"].output_tokens, 3);
+    let summary = fx.store.summary(writer.path()).expect("summary");
+    assert_eq!(summary.model, "openai/gpt-5.1");
+    assert_eq!(summary.usage, loaded.usage);
+
+    // A fork after the clear copies the current context only.
+    let fork = fx.store.fork(&loaded, loaded.messages.len()).expect("fork");
+    let forked = fx.store.load(fork.path()).expect("load fork");
+    assert_eq!(forked.messages, after);
+    assert_eq!(forked.meta.fork_at, Some(2));
+}
+
+#[test]
+fn a_clear_after_a_compaction_replays_the_summary_as_its_mark() {
+    let fx = fixture();
+    let mut writer = fx.store.create(meta(&fx.cwd)).expect("create");
+    let first = two_turns(&mut writer);
+    writer.append_compaction("we talked").expect("compact");
+    let third = Message::user_text("third");
+    writer.append_message(&third).expect("append");
+    writer.append_clear().expect("clear");
+    let loaded = fx.store.load(writer.path()).expect("load");
+    assert!(loaded.messages.is_empty());
+    assert!(loaded.prompt_indexes.is_empty());
+    let mut expected: Vec<Shown<'_>> = first.iter().map(Shown::Message).collect();
+    expected.push(Shown::Compacted {
+        summary: "we talked",
+    });
+    expected.push(Shown::Message(&third));
+    expected.push(Shown::Cleared);
+    assert_eq!(loaded.replay(), expected);
+
+    // Without a clear, the summary still shows as its mark and not as a prompt.
+    let mut writer = fx.store.create(meta(&fx.cwd)).expect("create");
+    two_turns(&mut writer);
+    writer.append_compaction("summary two").expect("compact");
+    let loaded = fx.store.load(writer.path()).expect("load");
+    assert_eq!(loaded.replay().len(), 7);
+    assert_eq!(
+        loaded.replay()[6],
+        Shown::Compacted {
+            summary: "summary two"
+        }
+    );
+    let fresh = fx.store.create(meta(&fx.cwd)).expect("create");
+    let summary = fx
+        .store
+        .summary(fresh.path())
+        .expect("summary of a new file");
+    assert_eq!(summary.model, "anthropic/claude-sonnet-4-5");
+    assert_eq!(summary.usage, Usage::default());
 }
 
 #[test]

@@ -232,10 +232,15 @@ pub trait Tool: Send + Sync {
     async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput;
 }
 
-/// The tools offered in a context, by name.
+/// Where the built-in tools come from, as [`ToolRegistry::source_of`] names it.
+pub const BUILTIN_SOURCE: &str = "built-in";
+
+/// The tools offered in a context, by name, each with the source that added it.
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
     tools: BTreeMap<String, Arc<dyn Tool>>,
+    /// The source of each tool not built in (an extension's name).
+    sources: BTreeMap<String, String>,
 }
 
 impl ToolRegistry {
@@ -253,13 +258,29 @@ impl ToolRegistry {
         registry
     }
 
-    /// Adds or replaces a tool.
+    /// Adds or replaces a built-in tool.
     pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        self.sources.remove(tool.name());
         self.tools.insert(tool.name().to_string(), tool);
+    }
+
+    /// Adds or replaces a tool that `source` (an extension's name) contributes.
+    pub fn register_from(&mut self, tool: Arc<dyn Tool>, source: &str) {
+        let name = tool.name().to_string();
+        self.tools.insert(name.clone(), tool);
+        self.sources.insert(name, source.to_string());
+    }
+
+    /// Where the tool `name` comes from: [`BUILTIN_SOURCE`] or an extension's name.
+    pub fn source_of(&self, name: &str) -> &str {
+        self.sources
+            .get(name)
+            .map_or(BUILTIN_SOURCE, String::as_str)
     }
 
     /// Removes a tool; used to apply `--disallowedTools` style filters.
     pub fn remove(&mut self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.sources.remove(name);
         self.tools.remove(name)
     }
 

@@ -10,12 +10,13 @@ use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AvailableCommandsUpdate, ClientCapabilities, CloseSessionRequest,
-    CloseSessionResponse, ContentBlock, Implementation, InitializeRequest, InitializeResponse,
-    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
-    McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse, PromptCapabilities,
-    PromptRequest, ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities,
-    SessionCloseCapabilities, SessionConfigOption, SessionId, SessionInfo, SessionListCapabilities,
-    SessionNotification, SessionResumeCapabilities, SessionUpdate, SetSessionConfigOptionRequest,
+    CloseSessionResponse, ContentBlock, ForkSessionRequest, ForkSessionResponse, Implementation,
+    InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
+    LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest,
+    NewSessionResponse, PromptCapabilities, PromptRequest, ResumeSessionRequest,
+    ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities, SessionConfigOption,
+    SessionForkCapabilities, SessionId, SessionInfo, SessionListCapabilities, SessionNotification,
+    SessionResumeCapabilities, SessionUpdate, SetSessionConfigOptionRequest,
     SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::{Client, Error, ErrorCode};
@@ -31,14 +32,16 @@ use super::files::EditorFiles;
 use super::options::{self, MODE_OPTION, mode_state};
 use super::session::{AcpCommand, AcpWire};
 use super::updates;
-use crate::assembly::{Assembled, Branch, Open, Process, SessionRequest, SetupError, parse_mode};
+use crate::assembly::{
+    Assembled, Branch, EditorMcpServer, Open, Process, SessionRequest, SetupError, parse_mode,
+};
 use crate::commands::SlashCommands;
-use crate::session_core::{self, Command, Lookup, SessionRegistry, Work};
+use crate::session_core::{self, Command, Lookup, Move, Reopen, SessionRegistry, Work};
 use larik_protocol::sync::locked as lock;
 
 /// What all handlers share.
 pub struct Server {
-    process: Process,
+    process: Arc<Process>,
     client: Mutex<ClientCapabilities>,
     sessions: SessionRegistry<AcpWire>,
 }
@@ -105,7 +108,7 @@ impl Server {
     /// A server with no sessions yet, starting them in `process`.
     pub fn new(process: Process) -> Self {
         Server {
-            process,
+            process: Arc::new(process),
             client: Mutex::new(ClientCapabilities::new()),
             sessions: SessionRegistry::default(),
         }
@@ -128,7 +131,8 @@ impl Server {
                 SessionCapabilities::new()
                     .list(SessionListCapabilities::new())
                     .resume(SessionResumeCapabilities::new())
-                    .close(SessionCloseCapabilities::new()),
+                    .close(SessionCloseCapabilities::new())
+                    .fork(SessionForkCapabilities::new()),
             );
         InitializeResponse::new(ProtocolVersion::V1)
             .agent_capabilities(capabilities)
@@ -143,9 +147,10 @@ impl Server {
 
     /// Tells the editor the slash commands of a session it knows.
     pub fn announce_commands(&self, session_id: &SessionId, connection: &ConnectionTo<Client>) {
-        let Lookup::Running(_, slash) = self.lookup(session_id) else {
+        let Lookup::Running(found) = self.lookup(session_id) else {
             return;
         };
+        let slash = found.slash;
         let _ = connection.send_notification(SessionNotification::new(
             session_id.clone(),
             SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(
@@ -160,7 +165,7 @@ impl Server {
         session_id: &SessionId,
     ) -> Result<mpsc::UnboundedSender<Command<AcpWire>>, Error> {
         match self.lookup(session_id) {
-            Lookup::Running(commands, _) => Ok(commands),
+            Lookup::Running(found) => Ok(found.commands),
             Lookup::Closing | Lookup::Absent => Err(gone(session_id)),
         }
     }
@@ -172,10 +177,34 @@ impl Server {
         connection: ConnectionTo<Client>,
     ) -> Result<NewSessionResponse, Error> {
         check_cwd(&request.cwd)?;
-        let assembled = self.start(request.cwd, Open::New, &request.mcp_servers, &connection)?;
+        let mcp = editor_servers(&request.mcp_servers);
+        let assembled = self.start(request.cwd.clone(), Open::New, &mcp, &connection)?;
         let session_id = SessionId::new(assembled.session_id.clone());
-        let (mode, config) = self.attach(&session_id, assembled, connection);
+        let (mode, config) = self.attach(&session_id, assembled, connection, request.cwd, mcp);
         Ok(NewSessionResponse::new(session_id)
+            .modes(mode_state(mode))
+            .config_options(config))
+    }
+
+    /// `session/fork`: a new session holding all of a stored (or running) one, which stays
+    /// as it was.
+    pub fn fork_session(
+        &self,
+        request: ForkSessionRequest,
+        connection: ConnectionTo<Client>,
+    ) -> Result<ForkSessionResponse, Error> {
+        // A running session may write another file than its id by now: fork that one.
+        let source = match self.lookup(&request.session_id) {
+            Lookup::Running(found) => SessionId::new(found.file_id),
+            Lookup::Closing | Lookup::Absent => request.session_id.clone(),
+        };
+        let loaded = self.find(&source, &request.cwd)?;
+        let mcp = editor_servers(&request.mcp_servers);
+        let open = Open::Loaded(Box::new(loaded), Branch::Fork);
+        let assembled = self.start(request.cwd.clone(), open, &mcp, &connection)?;
+        let session_id = SessionId::new(assembled.session_id.clone());
+        let (mode, config) = self.attach(&session_id, assembled, connection, request.cwd, mcp);
+        Ok(ForkSessionResponse::new(session_id)
             .modes(mode_state(mode))
             .config_options(config))
     }
@@ -240,7 +269,7 @@ impl Server {
         connection: &ConnectionTo<Client>,
         replay: bool,
     ) -> Result<(PermissionMode, Vec<SessionConfigOption>), Error> {
-        let loaded = self.find(session_id, &cwd)?;
+        let mut loaded = self.find(session_id, &cwd)?;
         let running = match self.lookup(session_id) {
             Lookup::Closing => {
                 return Err(Error::new(
@@ -248,7 +277,14 @@ impl Server {
                     "this session is being closed; load it again once session/close has answered",
                 ));
             }
-            Lookup::Running(commands, _) => Some(commands),
+            Lookup::Running(found) => {
+                // The session moved on (`/fork`, `/rewind`, `/resume`): show what it
+                // continues.
+                if found.file_id != session_id.to_string() {
+                    loaded = self.find(&SessionId::new(found.file_id), &cwd)?;
+                }
+                Some(found.commands)
+            }
             Lookup::Absent => None,
         };
         // Built before the conversation moves into the agent, sent after it has started.
@@ -267,9 +303,10 @@ impl Server {
                 // Started before the replay, so a session that cannot run fails before the
                 // editor shows its history; its events wait until the session task reads them.
                 let open = Open::Loaded(Box::new(loaded), Branch::Append);
-                let assembled = self.start(cwd, open, mcp_servers, connection)?;
+                let mcp = editor_servers(mcp_servers);
+                let assembled = self.start(cwd.clone(), open, &mcp, connection)?;
                 send_updates(session_id, history, connection)?;
-                self.attach(session_id, assembled, connection.clone())
+                self.attach(session_id, assembled, connection.clone(), cwd, mcp)
             }
         };
         self.announce_commands(session_id, connection);
@@ -281,21 +318,11 @@ impl Server {
         &self,
         cwd: PathBuf,
         open: Open,
-        mcp_servers: &[McpServer],
+        mcp: &[EditorMcpServer],
         connection: &ConnectionTo<Client>,
     ) -> Result<Assembled, Error> {
         let client = lock(&self.client).clone();
-        let mut request = SessionRequest::new(cwd, open);
-        request.editor_mcp_servers = mcp_servers.iter().filter_map(editor_mcp_server).collect();
-        let connection = connection.clone();
-        request.files = Some(Box::new(move |session_id: &str| {
-            Arc::new(EditorFiles::new(
-                connection,
-                SessionId::new(session_id.to_string()),
-                client.fs.read_text_file,
-                client.fs.write_text_file,
-            )) as Arc<dyn FileAccess>
-        }));
+        let request = editor_request(cwd, open, mcp, connection.clone(), client, None);
         self.process.assemble(request).map_err(setup_error)
     }
 
@@ -305,6 +332,8 @@ impl Server {
         session_id: &SessionId,
         mut assembled: Assembled,
         connection: ConnectionTo<Client>,
+        cwd: PathBuf,
+        mcp: Vec<EditorMcpServer>,
     ) -> (PermissionMode, Vec<SessionConfigOption>) {
         let providers_with_keys = self.process.providers_with_keys();
         let offered = options::offered_models(&assembled.model, &providers_with_keys);
@@ -316,10 +345,28 @@ impl Server {
         );
         let mode = assembled.mode;
         let slash = SlashCommands::with(std::mem::take(&mut assembled.commands));
-        let wire = AcpWire::new(session_id.clone(), connection);
-        let (commands, stopped) = session_core::spawn(wire, assembled, providers_with_keys);
-        self.sessions
-            .insert(session_id.to_string(), commands, stopped, slash);
+        let wire = AcpWire::new(session_id.clone(), connection.clone());
+        // Wherever the session moves, the editor keeps reading and writing its files
+        // through this session id.
+        let client = lock(&self.client).clone();
+        let handle = session_id.clone();
+        let reopen_cwd = cwd.clone();
+        let reopen = Reopen {
+            process: Arc::clone(&self.process),
+            cwd,
+            request: Arc::new(move |open| {
+                editor_request(
+                    reopen_cwd.clone(),
+                    open,
+                    &mcp,
+                    connection.clone(),
+                    client.clone(),
+                    Some(handle.clone()),
+                )
+            }),
+        };
+        let handle = session_core::spawn(wire, assembled, reopen, slash);
+        self.sessions.insert(session_id.to_string(), handle);
         (mode, config)
     }
 
@@ -380,7 +427,7 @@ impl Server {
         request: &PromptRequest,
     ) -> Result<(mpsc::UnboundedSender<Command<AcpWire>>, Work), Error> {
         let (commands, slash) = match self.lookup(&request.session_id) {
-            Lookup::Running(commands, slash) => (commands, slash),
+            Lookup::Running(found) => (found.commands, found.slash),
             Lookup::Closing | Lookup::Absent => return Err(gone(&request.session_id)),
         };
         let invocation = match request.prompt.as_slice() {
@@ -391,6 +438,11 @@ impl Server {
             Some(invocation) => Work::of_command(invocation).map_err(setup_error)?,
             None => Work::Turn(user_content(request.prompt.clone()).map_err(invalid_params_of)?),
         };
+        if let Work::Move(Move::Resume(id)) = &work {
+            self.sessions
+                .check_resumable(&request.session_id.to_string(), id)
+                .map_err(invalid_params)?;
+        }
         Ok((commands, work))
     }
 
@@ -442,10 +494,41 @@ pub async fn config_option_answer(
         .map(SetSessionConfigOptionResponse::new)
 }
 
-/// The updates that show a stored conversation again: its messages, then a word on lines
-/// of a damaged file that were skipped.
-fn history_updates(loaded: &LoadedSession) -> Vec<SessionUpdate> {
-    let mut history = updates::history_updates(&loaded.messages, &ToolRegistry::builtin());
+/// The editor's MCP servers in the assembly's form.
+fn editor_servers(servers: &[McpServer]) -> Vec<EditorMcpServer> {
+    servers.iter().filter_map(editor_mcp_server).collect()
+}
+
+/// A request for `open` in `cwd` with the editor's file access (through `handle`, the
+/// session id the editor knows, or the new session's own id) and MCP servers.
+fn editor_request(
+    cwd: PathBuf,
+    open: Open,
+    mcp: &[EditorMcpServer],
+    connection: ConnectionTo<Client>,
+    client: ClientCapabilities,
+    handle: Option<SessionId>,
+) -> SessionRequest {
+    let mut request = SessionRequest::new(cwd, open);
+    request.editor_mcp_servers = mcp.to_vec();
+    request.files = Some(Arc::new(move |session_id: &str| {
+        let id = handle
+            .clone()
+            .unwrap_or_else(|| SessionId::new(session_id.to_string()));
+        Arc::new(EditorFiles::new(
+            connection.clone(),
+            id,
+            client.fs.read_text_file,
+            client.fs.write_text_file,
+        )) as Arc<dyn FileAccess>
+    }));
+    request
+}
+
+/// The updates that show a stored conversation again: its messages, earlier contexts
+/// included, then a word on lines of a damaged file that were skipped.
+pub fn history_updates(loaded: &LoadedSession) -> Vec<SessionUpdate> {
+    let mut history = updates::history_updates(&loaded.replay(), &ToolRegistry::builtin());
     if !loaded.warnings.is_empty() {
         history.push(updates::agent_text(format!(
             "\n\n_Some lines of this session's file could not be read and were skipped: {}._\n\n",

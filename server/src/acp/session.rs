@@ -7,10 +7,11 @@ use std::collections::{HashMap, HashSet};
 
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::schema::{
-    ConfigOptionUpdate, CurrentModeUpdate, PermissionOption as AcpOption,
+    AvailableCommandsUpdate, ConfigOptionUpdate, CurrentModeUpdate, PermissionOption as AcpOption,
     PermissionOptionKind as AcpOptionKind, PromptResponse, RequestPermissionOutcome,
-    RequestPermissionRequest, SessionConfigOption, SessionId, SessionNotification, SessionUpdate,
-    StopReason as AcpStopReason, ToolCallContent, ToolCallUpdate, ToolCallUpdateFields,
+    RequestPermissionRequest, SessionConfigOption, SessionId, SessionInfoUpdate,
+    SessionNotification, SessionUpdate, StopReason as AcpStopReason, ToolCallContent,
+    ToolCallUpdate, ToolCallUpdateFields,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Error, ErrorCode};
@@ -26,7 +27,7 @@ use super::options::{
     MODE_OPTION, MODEL_OPTION, THOUGHT_OPTION, config_options, offers, parse_thought, select,
 };
 use super::updates::{acp_status, agent_text, diff_content, event_update, text_content};
-use crate::session_core::{Answerer, Outcome, Question, State, Wire, offered_models};
+use crate::session_core::{Answerer, Outcome, Question, State, Switched, Wire, offered_models};
 
 /// Commands only the ACP wire handles.
 pub enum AcpCommand {
@@ -234,6 +235,45 @@ impl Wire for AcpWire {
             };
             answerer.answer(decision);
         })
+    }
+
+    async fn switched(&mut self, switched: &Switched, state: &State) {
+        if let Some(resumed) = &switched.resumed {
+            for update in super::server::history_updates(resumed) {
+                self.notify(update);
+            }
+        }
+        self.notify(agent_text(switched.text.clone()));
+        // The editor keeps this session id; the file the conversation continues in, and
+        // for a rewind the prompt to edit, travel in the session info's metadata.
+        let mut larik = serde_json::Map::new();
+        larik.insert("switch".into(), switched.kind.as_str().into());
+        larik.insert("sessionId".into(), switched.session_id.clone().into());
+        larik.insert("from".into(), switched.from.clone().into());
+        if let Some(fork_at) = switched.fork_at {
+            larik.insert("forkAt".into(), fork_at.into());
+        }
+        if let Some(prompt) = &switched.prompt {
+            larik.insert("prompt".into(), prompt.clone().into());
+        }
+        let mut meta = serde_json::Map::new();
+        meta.insert("larik".into(), serde_json::Value::Object(larik));
+        let mut info = SessionInfoUpdate::new()
+            .updated_at(larik_session::rfc3339(std::time::SystemTime::now()))
+            .meta(meta);
+        if let Some(resumed) = &switched.resumed
+            && let Some(first) = resumed.prompt_texts().first()
+        {
+            info = info.title(first.chars().take(80).collect::<String>());
+        }
+        self.notify(SessionUpdate::SessionInfoUpdate(info));
+        self.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
+            state.mode.as_str(),
+        )));
+        self.notify_config_options(state);
+        self.notify(SessionUpdate::AvailableCommandsUpdate(
+            AvailableCommandsUpdate::new(super::options::available_commands(&switched.commands)),
+        ));
     }
 
     async fn command(&mut self, command: AcpCommand, state: &mut State) {

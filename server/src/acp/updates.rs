@@ -12,9 +12,10 @@ use agent_client_protocol::v1::schema::{
     ToolKind as AcpKind, UsageUpdate,
 };
 use larik_protocol::{
-    Block, Event, FileChange, FileLocation, Message, PlanEntry, PlanPriority, PlanStatus,
-    ResultPart, Role, ToolCallStatus, ToolKind, Usage,
+    Block, Event, FileChange, FileLocation, PlanEntry, PlanPriority, PlanStatus, ResultPart, Role,
+    ToolCallStatus, ToolKind, Usage,
 };
+use larik_session::Shown;
 use larik_tools::ToolRegistry;
 use serde_json::Value;
 
@@ -176,12 +177,24 @@ fn acp_plan(entries: &[PlanEntry]) -> Plan {
 }
 
 /// The updates that show a saved conversation again: the user's prompts, the agent's
-/// answers and thoughts, and each tool call with its result.
-pub fn history_updates(messages: &[Message], tools: &ToolRegistry) -> Vec<SessionUpdate> {
+/// answers and thoughts, each tool call with its result, and a line where a `/clear` or a
+/// compaction started a new context.
+pub fn history_updates(history: &[Shown<'_>], tools: &ToolRegistry) -> Vec<SessionUpdate> {
     let mut updates = Vec::new();
     // Calls without a result: the session ended while they ran.
     let mut unanswered: Vec<String> = Vec::new();
-    for message in messages {
+    for item in history {
+        let message = match item {
+            Shown::Message(message) => *message,
+            Shown::Cleared => {
+                updates.push(agent_text(CLEARED_MARK.to_string()));
+                continue;
+            }
+            Shown::Compacted { .. } => {
+                updates.push(agent_text(COMPACTED_MARK.to_string()));
+                continue;
+            }
+        };
         for block in &message.content {
             match (message.role, block) {
                 (Role::User, Block::Text { text }) => updates.push(
@@ -256,6 +269,14 @@ pub fn history_updates(messages: &[Message], tools: &ToolRegistry) -> Vec<Sessio
     updates
 }
 
+/// Where a replay shows a `/clear`.
+pub const CLEARED_MARK: &str =
+    "\n\n_Context cleared here: the model saw nothing above this line afterwards._\n\n";
+
+/// Where a replay shows a compaction.
+const COMPACTED_MARK: &str =
+    "\n\n_The conversation above was compacted: the model continued from a summary of it._\n\n";
+
 /// A title for a stored call: the tool and its main argument.
 fn history_title(tool: &str, input: &Value) -> String {
     let argument = ["file_path", "path", "command", "pattern", "url"]
@@ -273,6 +294,7 @@ fn history_title(tool: &str, input: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use larik_protocol::Message;
     use serde_json::json;
 
     fn wire(update: &SessionUpdate) -> Value {
@@ -356,7 +378,7 @@ mod tests {
 
     #[test]
     fn history_replays_prompts_answers_calls_and_results() {
-        let messages = vec![
+        let messages = [
             Message::user_text("fix it"),
             Message {
                 role: Role::Assistant,
@@ -382,7 +404,8 @@ mod tests {
                 model: None,
             },
         ];
-        let updates: Vec<Value> = history_updates(&messages, &ToolRegistry::builtin())
+        let shown: Vec<Shown<'_>> = messages.iter().map(Shown::Message).collect();
+        let updates: Vec<Value> = history_updates(&shown, &ToolRegistry::builtin())
             .iter()
             .map(wire)
             .collect();
@@ -407,7 +430,7 @@ mod tests {
 
     #[test]
     fn a_call_the_session_ended_in_is_replayed_as_failed() {
-        let messages = vec![
+        let messages = [
             Message::user_text("run it"),
             Message {
                 role: Role::Assistant,
@@ -419,7 +442,8 @@ mod tests {
                 model: None,
             },
         ];
-        let updates: Vec<Value> = history_updates(&messages, &ToolRegistry::builtin())
+        let shown: Vec<Shown<'_>> = messages.iter().map(Shown::Message).collect();
+        let updates: Vec<Value> = history_updates(&shown, &ToolRegistry::builtin())
             .iter()
             .map(wire)
             .collect();

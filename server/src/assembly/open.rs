@@ -1,11 +1,12 @@
 //! How a session is opened: a new one, the latest of the directory, one by id, or one a
-//! front end already loaded; then appended to, forked at its end, or rewound to just before
-//! one of its prompts.
+//! front end already loaded; then appended to, cleared (a fresh context in the same file),
+//! forked at its end, or rewound to just before one of its prompts.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use larik_agent::SessionState;
-use larik_protocol::Message;
+use larik_protocol::{Message, Usage};
 use larik_providers::split_model_name;
 use larik_session::{LoadedSession, SessionMeta, SessionStore};
 
@@ -28,10 +29,26 @@ pub enum Open {
 pub enum Branch {
     /// Append to it.
     Append,
+    /// Append to it after a clear mark: a fresh context, the history kept in the file.
+    Clear,
     /// Continue in a new session that starts with all of it.
     Fork,
     /// Continue in a new session cut just before prompt N (1-based).
     Rewind(usize),
+}
+
+/// A stored session opened for its agent.
+pub(super) struct Opened {
+    /// What the agent starts from.
+    pub(super) session: SessionState,
+    /// With a rewind, the prompt the branch was cut before.
+    pub(super) rewound: Option<Message>,
+    /// For a branch, how many messages of the source it kept.
+    pub(super) fork_at: Option<usize>,
+    /// Its usage by model (empty for a branch, which counts only its own requests).
+    pub(super) usage_by_model: BTreeMap<String, Usage>,
+    /// A notice for each line of its file that could not be read.
+    pub(super) notices: Vec<Notice>,
 }
 
 /// A stored session before its agent starts.
@@ -81,12 +98,8 @@ impl Stored {
             .unwrap_or_else(|| format!("{}/{}", loaded.meta.provider, loaded.meta.model))
     }
 
-    /// Opens it for writing as its branch says; returns the session, the prompt a rewind
-    /// cut before, and a notice for each line of its file that could not be read.
-    pub(super) fn open(
-        self,
-        store: &SessionStore,
-    ) -> Result<(SessionState, Option<Message>, Vec<Notice>), SetupError> {
+    /// Opens it for writing as its branch says.
+    pub(super) fn open(self, store: &SessionStore) -> Result<Opened, SetupError> {
         let Stored { loaded, branch } = self;
         let notices = loaded
             .warnings
@@ -96,31 +109,57 @@ impl Stored {
                 text: warning.clone(),
             })
             .collect();
+        let mut usage_by_model = BTreeMap::new();
+        let mut fork_at = None;
         let (session, rewound) = match branch {
             Branch::Append => {
                 let writer = store.resume(&loaded)?;
+                let starts_with_summary = loaded.starts_with_summary();
+                usage_by_model = loaded.usage_by_model;
                 let session = SessionState {
                     writer,
+                    starts_with_summary,
                     messages: loaded.messages,
                     usage: loaded.usage,
                     pending_notes: loaded.pending_notes,
                 };
                 (session, None)
             }
+            Branch::Clear => {
+                let mut writer = store.resume(&loaded)?;
+                writer.append_clear()?;
+                usage_by_model = loaded.usage_by_model;
+                let session = SessionState {
+                    usage: loaded.usage,
+                    ..fresh(writer, Vec::new(), false)
+                };
+                (session, None)
+            }
             Branch::Fork => {
                 let writer = store.fork(&loaded, loaded.messages.len())?;
-                (fresh(writer, loaded.messages), None)
+                fork_at = Some(loaded.messages.len());
+                let summary = loaded.starts_with_summary();
+                (fresh(writer, loaded.messages, summary), None)
             }
             Branch::Rewind(prompt_number) => {
                 let (writer, prompt) = store.rewind(&loaded, prompt_number)?;
                 let keep = loaded.prompt_indexes[prompt_number - 1];
+                fork_at = Some(keep);
+                // A cut at the first prompt after a compaction keeps the summary.
+                let summary = loaded.starts_with_summary();
                 (
-                    fresh(writer, loaded.messages[..keep].to_vec()),
+                    fresh(writer, loaded.messages[..keep].to_vec(), summary),
                     Some(prompt),
                 )
             }
         };
-        Ok((session, rewound, notices))
+        Ok(Opened {
+            session,
+            rewound,
+            fork_at,
+            usage_by_model,
+            notices,
+        })
     }
 }
 
@@ -138,14 +177,19 @@ pub(super) fn create(
         fork_of: None,
         fork_at: None,
     })?;
-    Ok(fresh(writer, Vec::new()))
+    Ok(fresh(writer, Vec::new(), false))
 }
 
-fn fresh(writer: larik_session::SessionWriter, messages: Vec<Message>) -> SessionState {
+fn fresh(
+    writer: larik_session::SessionWriter,
+    messages: Vec<Message>,
+    starts_with_summary: bool,
+) -> SessionState {
     SessionState {
         writer,
         messages,
         usage: Default::default(),
         pending_notes: Vec::new(),
+        starts_with_summary,
     }
 }

@@ -2,7 +2,9 @@
 //! `larik/requestPermission` request the server sends, carried as JSON, and the
 //! `$/progress` notification on a prompt's work-done token.
 
-use serde_json::Value;
+use larik_protocol::{Block, ResultPart, Role};
+use larik_session::{LoadedSession, Shown};
+use serde_json::{Value, json};
 use tower_lsp_server::ls_types::notification::Notification;
 use tower_lsp_server::ls_types::request::Request;
 
@@ -12,6 +14,66 @@ pub enum LarikEvent {}
 impl Notification for LarikEvent {
     type Params = Value;
     const METHOD: &'static str = "larik/event";
+}
+
+/// A stored conversation as the `history` of a `session_switched` event: one item per
+/// prompt (`{role: "user", text}`), answer (`{role: "assistant", text}`), tool call
+/// (`{tool, input, status: "completed" | "failed", output}`) and context mark (`{mark:
+/// "cleared" | "compacted"}`), in order.
+pub fn history(loaded: &LoadedSession) -> Vec<Value> {
+    let mut items: Vec<Value> = Vec::new();
+    for shown in loaded.replay() {
+        let message = match shown {
+            Shown::Message(message) => message,
+            Shown::Cleared => {
+                items.push(json!({"mark": "cleared"}));
+                continue;
+            }
+            Shown::Compacted { .. } => {
+                items.push(json!({"mark": "compacted"}));
+                continue;
+            }
+        };
+        for block in &message.content {
+            match (message.role, block) {
+                (Role::User, Block::Text { text }) => {
+                    items.push(json!({"role": "user", "text": text}));
+                }
+                (Role::Assistant, Block::Text { text }) => {
+                    items.push(json!({"role": "assistant", "text": text}));
+                }
+                (_, Block::ToolCall { id, name, input }) => {
+                    items.push(json!({"callId": id, "tool": name, "input": input}));
+                }
+                (
+                    _,
+                    Block::ToolResult {
+                        call_id,
+                        content,
+                        is_error,
+                    },
+                ) => {
+                    let output: Vec<&str> = content
+                        .iter()
+                        .filter_map(|part| match part {
+                            ResultPart::Text { text } => Some(text.as_str()),
+                            ResultPart::Image { .. } => None,
+                        })
+                        .collect();
+                    let call = items
+                        .iter_mut()
+                        .rev()
+                        .find(|item| item["callId"] == call_id.as_str());
+                    if let Some(call) = call {
+                        call["status"] = json!(if *is_error { "failed" } else { "completed" });
+                        call["output"] = json!(output.join("\n"));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    items
 }
 
 /// `larik/requestPermission` `{sessionId, toolCall, options}` → `{optionId}` or

@@ -14,8 +14,8 @@ use tower_lsp_server::ls_types::{
     WorkDoneProgressBegin, WorkDoneProgressEnd, WorkDoneProgressReport,
 };
 
-use super::protocol::{LarikEvent, RequestPermission, progress};
-use crate::session_core::{Answerer, Outcome, Question as CoreQuestion, State, Wire};
+use super::protocol::{LarikEvent, RequestPermission, history, progress};
+use crate::session_core::{Answerer, Outcome, Question as CoreQuestion, State, Switched, Wire};
 
 /// Where a prompt's answer goes, and its work-done token.
 pub struct LspReply {
@@ -138,6 +138,34 @@ impl Wire for LspWire {
 
     async fn command(&mut self, command: Self::Command, _state: &mut State) {
         match command {}
+    }
+
+    /// Says the switch's text, then sends `session_switched` under the id the editor used
+    /// so far; later events carry the new id, which the editor should prompt with from now
+    /// on (the old one still reaches this session).
+    async fn switched(&mut self, switched: &Switched, state: &State) {
+        self.say(switched.text.clone()).await;
+        let mut event = json!({
+            "type": "session_switched",
+            "reason": switched.kind.as_str(),
+            "session_id": switched.session_id,
+            "from": switched.from,
+            "model": state.model,
+            "mode": state.mode,
+        });
+        if let Some(fork_at) = switched.fork_at {
+            event["fork_at"] = json!(fork_at);
+        }
+        if let Some(prompt) = &switched.prompt {
+            event["prompt"] = json!(prompt);
+        }
+        if let Some(resumed) = &switched.resumed {
+            event["history"] = json!(history(resumed));
+        }
+        self.client
+            .send_notification::<LarikEvent>(json!({"sessionId": self.session_id, "event": event}))
+            .await;
+        self.session_id = switched.session_id.clone();
     }
 }
 

@@ -1,12 +1,18 @@
 //! The sessions of one front-end process, by id.
 //!
-//! A session is registered from the moment its agent starts until its task has stopped
-//! the agent (so its session file is complete): a session being closed is still there,
-//! marked closing, and cannot be opened again until the close has finished; a session
-//! whose agent stopped on its own is dropped on the next lookup and can be opened afresh.
+//! A session is registered under the id the editor knows it by (its handle) from the moment
+//! its agent starts until its task has stopped the agent (so its session file is complete):
+//! a session being closed is still there, marked closing, and cannot be opened again until
+//! the close has finished; a session whose agent stopped on its own is dropped on the next
+//! lookup and can be opened afresh.
+//!
+//! A session may continue in another file (`/fork`, `/rewind`, `/resume`): its task then
+//! writes a file whose id is not its handle. Looking up that file's id finds the same
+//! session, so an editor that follows the switch can use the new id, and no second agent is
+//! ever started on a file a running session writes.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, watch};
 
@@ -14,21 +20,46 @@ use super::{Command, Wire};
 use crate::commands::SlashCommands;
 use larik_protocol::sync::locked;
 
+/// What a running session shows of itself, kept current by its task.
+#[derive(Debug, Clone)]
+pub struct SessionView {
+    /// The id of the session file it writes now.
+    pub file_id: String,
+    /// Its slash commands.
+    pub slash: SlashCommands,
+}
+
+/// What a session task hands its front end when it starts.
+pub struct SessionHandle<W: Wire> {
+    /// Where its commands go.
+    pub commands: mpsc::UnboundedSender<Command<W>>,
+    /// Turns true once the task has stopped its agent and ended.
+    pub stopped: watch::Receiver<bool>,
+    /// Its view, which the task updates when the session continues elsewhere.
+    pub view: Arc<Mutex<SessionView>>,
+}
+
 /// A registered session.
 struct Live<W: Wire> {
-    commands: mpsc::UnboundedSender<Command<W>>,
-    /// Turns true once the session task has stopped its agent and ended.
-    stopped: watch::Receiver<bool>,
+    handle: SessionHandle<W>,
     /// A close is under way.
     closing: bool,
+}
+
+/// A running session found by id.
+pub struct Found<W: Wire> {
+    /// Where its commands go.
+    pub commands: mpsc::UnboundedSender<Command<W>>,
     /// Its slash commands.
-    slash: SlashCommands,
+    pub slash: SlashCommands,
+    /// The id of the file it writes now.
+    pub file_id: String,
 }
 
 /// Where a session id stands.
 pub enum Lookup<W: Wire> {
-    /// Running: where its commands go, and its slash commands.
-    Running(mpsc::UnboundedSender<Command<W>>, SlashCommands),
+    /// Running.
+    Running(Found<W>),
     /// Being closed.
     Closing,
     /// Not (or no longer) here.
@@ -48,66 +79,98 @@ impl<W: Wire> Default for SessionRegistry<W> {
     }
 }
 
+/// The handle `id` names: itself when registered, else the session writing file `id`.
+fn key_of<W: Wire>(sessions: &HashMap<String, Live<W>>, id: &str) -> Option<String> {
+    if sessions.contains_key(id) {
+        return Some(id.to_string());
+    }
+    sessions
+        .iter()
+        .find(|(_, live)| !*live.handle.stopped.borrow() && locked(&live.handle.view).file_id == id)
+        .map(|(key, _)| key.clone())
+}
+
 impl<W: Wire> SessionRegistry<W> {
-    /// Registers a session task.
-    pub fn insert(
-        &self,
-        id: String,
-        commands: mpsc::UnboundedSender<Command<W>>,
-        stopped: watch::Receiver<bool>,
-        slash: SlashCommands,
-    ) {
+    /// Registers a session task under `id`, the handle its editor knows it by.
+    pub fn insert(&self, id: String, handle: SessionHandle<W>) {
         locked(&self.sessions).insert(
             id,
             Live {
-                commands,
-                stopped,
+                handle,
                 closing: false,
-                slash,
             },
         );
     }
 
-    /// Where `id` stands; a session whose agent stopped on its own is dropped.
+    /// Where `id` (a handle, or the file a session writes now) stands; a session whose
+    /// agent stopped on its own is dropped.
     pub fn lookup(&self, id: &str) -> Lookup<W> {
         let mut sessions = locked(&self.sessions);
-        match sessions.get(id) {
-            None => Lookup::Absent,
-            Some(live) if *live.stopped.borrow() => {
-                sessions.remove(id);
-                Lookup::Absent
-            }
-            Some(live) if live.closing => Lookup::Closing,
-            Some(live) => Lookup::Running(live.commands.clone(), live.slash.clone()),
+        let Some(key) = key_of(&sessions, id) else {
+            return Lookup::Absent;
+        };
+        let Some(live) = sessions.get(&key) else {
+            return Lookup::Absent;
+        };
+        if *live.handle.stopped.borrow() {
+            sessions.remove(&key);
+            return Lookup::Absent;
         }
+        if live.closing {
+            return Lookup::Closing;
+        }
+        let view = locked(&live.handle.view).clone();
+        Lookup::Running(Found {
+            commands: live.handle.commands.clone(),
+            slash: view.slash,
+            file_id: view.file_id,
+        })
     }
 
     /// The command channel of a running session.
     pub fn commands(&self, id: &str) -> Option<mpsc::UnboundedSender<Command<W>>> {
         match self.lookup(id) {
-            Lookup::Running(commands, _) => Some(commands),
+            Lookup::Running(found) => Some(found.commands),
             Lookup::Closing | Lookup::Absent => None,
+        }
+    }
+
+    /// Whether session `id` may be resumed by the session registered as `handle`: `Err`
+    /// says why not (another running session writes it).
+    pub fn check_resumable(&self, handle: &str, id: &str) -> Result<(), String> {
+        let sessions = locked(&self.sessions);
+        match key_of(&sessions, id) {
+            Some(key) if key != handle => Err(format!(
+                "session `{id}` is open elsewhere in this editor; close it there first"
+            )),
+            _ => Ok(()),
         }
     }
 
     /// Stops session `id` and waits until it has; `false` when there is no such session.
     pub async fn close(&self, id: &str) -> bool {
-        let mut stopped = {
+        let (key, mut stopped) = {
             let mut sessions = locked(&self.sessions);
-            let Some(live) = sessions.get_mut(id) else {
+            let Some(key) = key_of(&sessions, id) else {
+                return false;
+            };
+            let Some(live) = sessions.get_mut(&key) else {
                 return false;
             };
             if !live.closing {
                 live.closing = true;
-                let _ = live.commands.send(Command::Close);
+                let _ = live.handle.commands.send(Command::Close);
             }
-            live.stopped.clone()
+            (key, live.handle.stopped.clone())
         };
         // An error means the task is gone, which is as stopped as it gets.
         let _ = stopped.wait_for(|stopped| *stopped).await;
         let mut sessions = locked(&self.sessions);
-        if sessions.get(id).is_some_and(|live| *live.stopped.borrow()) {
-            sessions.remove(id);
+        if sessions
+            .get(&key)
+            .is_some_and(|live| *live.handle.stopped.borrow())
+        {
+            sessions.remove(&key);
         }
         true
     }
@@ -119,9 +182,9 @@ impl<W: Wire> SessionRegistry<W> {
             .map(|live| {
                 if !live.closing {
                     live.closing = true;
-                    let _ = live.commands.send(Command::Close);
+                    let _ = live.handle.commands.send(Command::Close);
                 }
-                live.stopped.clone()
+                live.handle.stopped.clone()
             })
             .collect();
         for mut stopped in waiting {

@@ -1,10 +1,12 @@
 //! The text of the replies Larik gives itself (`/model` and `/mode` without a name,
-//! `/cost`), the modes' names and descriptions, and the models on offer.
+//! `/cost`, `/rewind` and `/resume` without an argument, `/config`), the modes' names and
+//! descriptions, and the models on offer.
 
 use larik_protocol::PermissionMode;
 use larik_providers::KNOWN_MODELS;
 
-use super::{LocalReply, State};
+use super::{LocalReply, Reopen, State};
+use crate::control;
 
 /// A human name and description for each mode.
 pub fn mode_text(mode: PermissionMode) -> (&'static str, &'static str) {
@@ -35,7 +37,7 @@ pub fn offered_models(current: &str, providers_with_keys: &[String]) -> Vec<Stri
 }
 
 /// The text of a local reply, from the session's state now.
-pub(super) fn local_reply(reply: LocalReply, state: &State) -> String {
+pub(super) fn local_reply(reply: LocalReply, state: &State, reopen: &Reopen) -> String {
     match reply {
         LocalReply::Models => {
             let mut text = format!("Current model: `{}`\n\nAvailable:\n", state.model);
@@ -55,24 +57,21 @@ pub(super) fn local_reply(reply: LocalReply, state: &State) -> String {
             text
         }
         LocalReply::Cost => {
-            let usage = &state.usage;
-            let mut text = format!(
-                "This session so far: {} input tokens ({} read from cache, {} written to \
-                 cache), {} output tokens, cost {}.",
-                usage.input_tokens,
-                usage.cache_read_tokens,
-                usage.cache_write_tokens,
-                usage.output_tokens,
-                usage.cost_text()
-            );
-            if let Some(budget) = &state.budget {
-                text.push_str(&format!(
-                    " Budget: ${:.4} of ${:.2} spent.",
-                    budget.spent_usd(),
-                    budget.cap_usd()
-                ));
+            control::cost_text(&state.usage, &state.usage_by_model, state.budget.as_deref())
+        }
+        LocalReply::Prompts => match reopen.process.store.load(&state.session_path) {
+            Ok(loaded) => control::prompts_text(&loaded),
+            Err(error) => format!("**Error:** cannot read this session's file: {error}"),
+        },
+        LocalReply::Sessions => {
+            control::sessions_text(&reopen.process.store, &state.cwd, &state.session_id)
+        }
+        LocalReply::Config => control::config_text(&reopen.process.env, &state.cwd),
+        LocalReply::SetConfig { key, value } => {
+            match control::set_config(&reopen.process.env, &state.cwd, &key, &value) {
+                Ok(text) => text,
+                Err(error) => format!("**Error:** {error}"),
             }
-            text
         }
     }
 }

@@ -19,12 +19,29 @@ pub enum Work {
     SwitchMode(PermissionMode),
     /// `/undo`: ends when the agent reports what it put back.
     Undo,
+    /// `/context`: ends when the agent describes its next request.
+    Context,
+    /// `/clear`, `/fork`, `/rewind N`, `/resume ID`: the session continues elsewhere.
+    Move(Move),
     /// A reply Larik gives itself, computed when the prompt's turn comes.
     Reply(LocalReply),
 }
 
+/// Where a session continues.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Move {
+    /// A fresh context in the same file.
+    Clear,
+    /// A new session holding all of this one.
+    Fork,
+    /// A new session cut just before this prompt (1-based).
+    Rewind(usize),
+    /// Another stored session of the same directory.
+    Resume(String),
+}
+
 /// Replies computed from the session's own state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LocalReply {
     /// The models on offer.
     Models,
@@ -32,6 +49,19 @@ pub enum LocalReply {
     Modes,
     /// Tokens and cost so far.
     Cost,
+    /// The prompts of the session, to rewind to.
+    Prompts,
+    /// The directory's sessions, to resume.
+    Sessions,
+    /// The configuration and where each value comes from.
+    Config,
+    /// A change to the personal configuration file.
+    SetConfig {
+        /// The dotted key.
+        key: String,
+        /// The value as typed (JSON when it parses as JSON, else a string).
+        value: String,
+    },
 }
 
 impl Work {
@@ -49,6 +79,43 @@ impl Work {
             (Builtin::Mode, Some(name)) => Work::SwitchMode(parse_mode(&name)?),
             (Builtin::Cost, _) => Work::Reply(LocalReply::Cost),
             (Builtin::Undo, _) => Work::Undo,
+            (Builtin::Context, _) => Work::Context,
+            (Builtin::Clear, _) => Work::Move(Move::Clear),
+            (Builtin::Fork, _) => Work::Move(Move::Fork),
+            (Builtin::Rewind, None) => Work::Reply(LocalReply::Prompts),
+            (Builtin::Rewind, Some(number)) => Work::Move(Move::Rewind(prompt_number(&number)?)),
+            (Builtin::Resume, None) => Work::Reply(LocalReply::Sessions),
+            (Builtin::Resume, Some(id)) => Work::Move(Move::Resume(id)),
+            (Builtin::Config, None) => Work::Reply(LocalReply::Config),
+            (Builtin::Config, Some(argument)) => {
+                let (key, value) = config_setting(&argument)?;
+                Work::Reply(LocalReply::SetConfig { key, value })
+            }
         })
     }
+}
+
+/// The prompt number `/rewind N` names.
+pub fn prompt_number(text: &str) -> Result<usize, SetupError> {
+    match text.trim().parse::<usize>() {
+        Ok(number) if number > 0 => Ok(number),
+        _ => Err(SetupError::usage(format!(
+            "`/rewind {text}`: give the number of a prompt, as `/rewind` lists them"
+        ))),
+    }
+}
+
+/// The key and value of `/config set KEY VALUE`.
+pub fn config_setting(argument: &str) -> Result<(String, String), SetupError> {
+    let usage =
+        || SetupError::usage("use `/config` to show the configuration, or `/config set KEY VALUE`");
+    let rest = argument.trim().strip_prefix("set").ok_or_else(usage)?;
+    if !rest.starts_with(char::is_whitespace) {
+        return Err(usage());
+    }
+    let (key, value) = rest
+        .trim()
+        .split_once(char::is_whitespace)
+        .ok_or_else(usage)?;
+    Ok((key.to_string(), value.trim().to_string()))
 }

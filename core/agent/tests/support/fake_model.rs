@@ -72,6 +72,7 @@ pub fn spawn(config: AgentConfig, writer: SessionWriter, history: Vec<Message>) 
             messages: history,
             usage: Default::default(),
             pending_notes: Vec::new(),
+            starts_with_summary: false,
         },
     )
     .expect("agent starts")

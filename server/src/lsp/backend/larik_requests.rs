@@ -20,7 +20,7 @@ use crate::assembly::{Branch, Open, SessionRequest, SetupError};
 use crate::commands::{Invocation, SlashCommands};
 use crate::lsp::documents::EditorFiles;
 use crate::lsp::session::{LspReply, LspWire};
-use crate::session_core::{self, Command, Lookup, Work};
+use crate::session_core::{self, Command, Lookup, Move, Reopen, Work};
 use larik_protocol::sync::locked as lock;
 
 pub(super) fn invalid_params(message: impl Into<String>) -> Error {
@@ -132,18 +132,35 @@ impl Backend {
 
     fn start(&self, cwd: PathBuf, open: Open) -> Result<String> {
         let editor = lock(&self.editor).clone();
-        let mut request = SessionRequest::new(cwd, open);
         let (documents, client) = (Arc::clone(&self.documents), self.client.clone());
-        request.files = Some(Box::new(move |_: &str| {
-            Arc::new(EditorFiles::new(documents, client, editor.edits)) as Arc<dyn FileAccess>
-        }));
-        let mut assembled = self.process.assemble(request).map_err(setup_error)?;
+        let edits = editor.edits;
+        let files: crate::assembly::FilesFor = Arc::new(move |_: &str| {
+            Arc::new(EditorFiles::new(
+                Arc::clone(&documents),
+                client.clone(),
+                edits,
+            )) as Arc<dyn FileAccess>
+        });
+        let editor_request = move |cwd: PathBuf, open: Open| {
+            let mut request = SessionRequest::new(cwd, open);
+            request.files = Some(Arc::clone(&files));
+            request
+        };
+        let mut assembled = self
+            .process
+            .assemble(editor_request(cwd.clone(), open))
+            .map_err(setup_error)?;
         let id = assembled.session_id.clone();
         let slash = SlashCommands::with(std::mem::take(&mut assembled.commands));
         let wire = LspWire::new(id.clone(), self.client.clone(), editor.larik_permissions);
-        let (commands, stopped) =
-            session_core::spawn(wire, assembled, self.process.providers_with_keys());
-        self.sessions.insert(id.clone(), commands, stopped, slash);
+        let reopen_cwd = cwd.clone();
+        let reopen = Reopen {
+            process: Arc::clone(&self.process),
+            cwd,
+            request: Arc::new(move |open| editor_request(reopen_cwd.clone(), open)),
+        };
+        let handle = session_core::spawn(wire, assembled, reopen, slash);
+        self.sessions.insert(id.clone(), handle);
         Ok(id)
     }
 
@@ -156,7 +173,7 @@ impl Backend {
     /// The slash commands of session `id`.
     fn slash(&self, id: &str) -> Result<SlashCommands> {
         match self.sessions.lookup(id) {
-            Lookup::Running(_, slash) => Ok(slash),
+            Lookup::Running(found) => Ok(found.slash),
             Lookup::Closing | Lookup::Absent => Err(invalid_params(format!("no session `{id}`"))),
         }
     }
@@ -250,7 +267,15 @@ impl Backend {
             match invocation {
                 // A prompt command's text takes the selection along like typed text.
                 Invocation::Prompt(text) => content = vec![UserContent::Text { text }],
-                builtin => return Work::of_command(builtin).map_err(setup_error),
+                builtin => {
+                    let work = Work::of_command(builtin).map_err(setup_error)?;
+                    if let Work::Move(Move::Resume(target)) = &work {
+                        self.sessions
+                            .check_resumable(id, target)
+                            .map_err(invalid_params)?;
+                    }
+                    return Ok(work);
+                }
             }
         }
         if let Some(document) = &params.text_document {
