@@ -7,6 +7,8 @@
 
 #[path = "acp_cases/clients.rs"]
 mod clients;
+#[path = "acp_cases/control.rs"]
+mod control;
 #[path = "acp_cases/extension.rs"]
 mod extension;
 #[path = "acp_cases/kit.rs"]

@@ -197,10 +197,11 @@ impl Process {
         let mut registry_notices = Vec::new();
         let registry = options::model_registry(&settings, &mut registry_notices);
         let stored = open.load(&self.store, &cwd)?;
+        // A session that moves keeps its model; a stored one continues with its own.
         let carried_model = carried.as_ref().and_then(|carried| carried.model.clone());
-        let model = match &stored {
-            _ if carried_model.is_some() => carried_model.unwrap_or_default(),
-            Some(stored) if self.options.model.is_none() => stored.model(),
+        let model = match (&stored, carried_model) {
+            (_, Some(model)) => model,
+            (Some(stored), None) if self.options.model.is_none() => stored.model(),
             _ => options::new_session_model(
                 &self.options,
                 &settings,

@@ -212,6 +212,7 @@ pub fn spawn<W: Wire>(
     let (stopped_sender, stopped) = watch::channel(false);
     let view = Arc::new(Mutex::new(SessionView {
         file_id: assembled.session_id.clone(),
+        earlier: Vec::new(),
         slash,
     }));
     let providers_with_keys = reopen.process.providers_with_keys();

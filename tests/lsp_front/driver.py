@@ -615,6 +615,10 @@ class Driver:
                 if target not in self.request_ids:
                     raise DriverFailure(f"no request named {target} to cancel")
                 self.notify(types.CANCEL_REQUEST, {"id": self.request_ids[target]})
+            elif "write" in step:
+                # The user edits a file between two prompts.
+                with open(self.substitute(step["write"]["path"]), "w", encoding="utf-8") as file:
+                    file.write(step["write"]["text"])
             elif "wait_for" in step:
                 wanted = step["wait_for"]
                 key = f"method:{wanted['method']}" if "method" in wanted else f"event:{wanted['event']}"

@@ -7,9 +7,9 @@
 //! lookup and can be opened afresh.
 //!
 //! A session may continue in another file (`/fork`, `/rewind`, `/resume`): its task then
-//! writes a file whose id is not its handle. Looking up that file's id finds the same
-//! session, so an editor that follows the switch can use the new id, and no second agent is
-//! ever started on a file a running session writes.
+//! writes a file whose id is not its handle. Looking up that file's id, or the id of any
+//! file it wrote before, finds the same session, so an editor that follows the switches can
+//! use each new id, and no second agent is started on a file a running session writes.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -25,6 +25,8 @@ use larik_protocol::sync::locked;
 pub struct SessionView {
     /// The id of the session file it writes now.
     pub file_id: String,
+    /// The ids of the files it wrote before, oldest first.
+    pub earlier: Vec<String>,
     /// Its slash commands.
     pub slash: SlashCommands,
 }
@@ -86,7 +88,13 @@ fn key_of<W: Wire>(sessions: &HashMap<String, Live<W>>, id: &str) -> Option<Stri
     }
     sessions
         .iter()
-        .find(|(_, live)| !*live.handle.stopped.borrow() && locked(&live.handle.view).file_id == id)
+        .find(|(_, live)| {
+            if *live.handle.stopped.borrow() {
+                return false;
+            }
+            let view = locked(&live.handle.view);
+            view.file_id == id || view.earlier.iter().any(|earlier| earlier == id)
+        })
         .map(|(key, _)| key.clone())
 }
 

@@ -155,7 +155,12 @@ impl<W: Wire> Task<W> {
         let commands = SlashCommands::with(assembled.commands);
         {
             let mut view = locked(&self.view);
-            view.file_id = assembled.session_id.clone();
+            if view.file_id != assembled.session_id {
+                let left = std::mem::replace(&mut view.file_id, assembled.session_id.clone());
+                view.earlier
+                    .retain(|earlier| *earlier != assembled.session_id);
+                view.earlier.push(left);
+            }
             view.slash = commands.clone();
         }
         for notice in assembled.notices {

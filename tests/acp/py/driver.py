@@ -403,6 +403,10 @@ class Driver:
                     await self.bounded(coroutine, f"the response to {method} ({name})")
             elif "notify" in step:
                 await self.notify(step["notify"], self.substitute(step.get("params") or {}))
+            elif "write" in step:
+                # The user edits a file between two prompts.
+                with open(self.substitute(step["write"]["path"]), "w", encoding="utf-8") as file:
+                    file.write(step["write"]["text"])
             elif "wait_for" in step:
                 wanted = step["wait_for"]
                 key = f"method:{wanted['method']}" if "method" in wanted else f"update:{wanted['update']}"

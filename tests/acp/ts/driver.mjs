@@ -341,6 +341,9 @@ async function main() {
         for (const release of held.get(params.sessionId) ?? []) release();
         held.delete(params.sessionId);
       }
+    } else if (step.write !== undefined) {
+      // The user edits a file between two prompts.
+      await writeFile(substitute(step.write.path), step.write.text, "utf8");
     } else if (step.wait_for !== undefined) {
       const { method, update } = step.wait_for;
       const key = method !== undefined ? `method:${method}` : `update:${update}`;

@@ -250,10 +250,16 @@ impl Backend {
         if let Some(key) = &token_key {
             lock(&self.tokens).remove(key);
         }
+        // After `/fork`, `/rewind` or `/resume` the session writes another file: answer
+        // with that id, which the editor should use from now on.
+        let current = match self.sessions.lookup(&id) {
+            Lookup::Running(found) => found.file_id,
+            Lookup::Closing | Lookup::Absent => id,
+        };
         match outcome {
-            Ok(Ok(stop)) => Ok(json!({"sessionId": id, "stopReason": stop_reason(stop)})),
+            Ok(Ok(stop)) => Ok(json!({"sessionId": current, "stopReason": stop_reason(stop)})),
             Ok(Err(message)) => Err(internal(message)),
-            Err(_) => Ok(json!({"sessionId": id, "stopReason": "cancelled"})),
+            Err(_) => Ok(json!({"sessionId": current, "stopReason": "cancelled"})),
         }
     }
 
