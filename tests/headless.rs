@@ -22,6 +22,8 @@ mod models;
 mod recording;
 #[path = "headless_cases/sandbox.rs"]
 mod sandbox;
+#[path = "headless_cases/trace.rs"]
+mod trace;
 #[path = "headless_cases/undo.rs"]
 mod undo;
 

@@ -242,6 +242,9 @@ impl Process {
         config.rule_store = upkeep::rule_store(&self.env, &cwd);
         config.sandbox = Arc::new(upkeep::sandbox(&self.env, &cwd, &settings));
         config.checkpoints = Some(upkeep::checkpoints(&self.data_dir, &cwd, &session_id)?);
+        if self.debug_trace(&settings) {
+            config.trace = debug_trace(&config, &session_path, &mut notices);
+        }
         config.ask_policy = ask_policy;
         if let Some(files) = files {
             config.files = files(&session_id);
@@ -325,6 +328,16 @@ impl Process {
         })
     }
 
+    /// Whether sessions write a debug trace: `--debug`, `LARIK_DEBUG` set to anything but
+    /// `0` or `false`, or `"debug": true` in a personal file.
+    fn debug_trace(&self, settings: &Settings) -> bool {
+        let env = self
+            .env
+            .get("LARIK_DEBUG")
+            .is_some_and(|value| !matches!(value, "0" | "false"));
+        self.options.debug || env || settings.debug == Some(true)
+    }
+
     /// Ends the process's sessions' shared state: background jobs the model started are
     /// killed, every extension's servers stopped, the checkpoint pruning waited for.
     /// Returns what the user should hear (checkpoints that could not be deleted).
@@ -349,6 +362,36 @@ fn project_settings(env: &Environment, cwd: &std::path::Path) -> (Settings, Vec<
         .map(|notice| Notice::configuration(notice.to_string()))
         .collect();
     (loaded.settings, notices)
+}
+
+/// The debug trace of the session file at `session_path`, with the providers' keys kept
+/// out of it; a trace that cannot be written is a notice.
+fn debug_trace(
+    config: &larik_agent::AgentConfig,
+    session_path: &std::path::Path,
+    notices: &mut Vec<Notice>,
+) -> Option<larik_agent::DebugTrace> {
+    let secrets = config
+        .endpoints
+        .values()
+        .filter_map(|endpoint| endpoint.api_key.clone())
+        .collect();
+    match crate::trace::Trace::open(session_path, secrets) {
+        Some(trace) => {
+            let trace = Arc::new(trace);
+            Some(larik_agent::DebugTrace {
+                events: trace.clone(),
+                http: trace,
+            })
+        }
+        None => {
+            notices.push(Notice::configuration(format!(
+                "the debug trace cannot be written to {}",
+                crate::trace::trace_dir(session_path).display()
+            )));
+            None
+        }
+    }
 }
 
 /// Larik's own extensions, in the order they contribute.

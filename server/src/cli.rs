@@ -98,6 +98,12 @@ pub struct AgentOptions {
     /// (overrides `max_budget_usd` in the configuration).
     #[arg(long, value_name = "USD")]
     pub max_budget_usd: Option<f64>,
+
+    /// Write a debug trace beside each session file: every event, and every provider
+    /// request and answer with keys removed (`larik trace ID` sums it up). Also
+    /// `LARIK_DEBUG=1`, or `"debug": true` in a personal configuration file.
+    #[arg(long)]
+    pub debug: bool,
 }
 
 /// Subcommands.
@@ -125,6 +131,12 @@ pub enum Command {
         /// `set KEY VALUE` changes your personal config.json.
         #[command(subcommand)]
         action: Option<ConfigAction>,
+    },
+    /// Sum up the debug trace of a session (written with --debug): its provider requests,
+    /// times, tokens, retries and errors.
+    Trace {
+        /// The session id.
+        id: String,
     },
     /// Serve the Language Server Protocol on stdin/stdout, for Neovim, VS Code and any
     /// editor with an LSP client (see docs/lsp.md).

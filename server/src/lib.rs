@@ -18,6 +18,7 @@ mod headless;
 mod lsp;
 mod session_core;
 mod sessions;
+mod trace;
 mod undo;
 
 use std::process::ExitCode;
@@ -50,6 +51,7 @@ fn try_run(extensions: Vec<Arc<dyn Extension>>) -> anyhow::Result<ExitCode> {
         Some(cli::Command::Sessions { json }) => sessions::list(json),
         Some(cli::Command::Approve { keys, all }) => approve::run(&keys, all),
         Some(cli::Command::Config { action }) => config::run(action),
+        Some(cli::Command::Trace { id }) => trace::summary::run(&id),
         Some(cli::Command::Acp { agent }) => runtime.block_on(acp::run(agent, extensions)),
         Some(cli::Command::Lsp { agent }) => {
             let code = runtime.block_on(lsp::run(agent, extensions));

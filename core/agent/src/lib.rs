@@ -110,6 +110,24 @@ pub struct AgentConfig {
     /// Sections extensions add to the system prompt, after the instruction files and
     /// before the appended text.
     pub prompt_sections: Vec<PromptSection>,
+    /// The debug trace, when one is on: every event and every provider request.
+    pub trace: Option<DebugTrace>,
+}
+
+/// Where a debug trace goes: every event the agent emits, and every request its model
+/// clients send with the answer.
+#[derive(Clone)]
+pub struct DebugTrace {
+    /// Records each event, in order.
+    pub events: Arc<dyn EventLog>,
+    /// Records each provider request and its answer.
+    pub http: Arc<dyn larik_providers::HttpTrace>,
+}
+
+/// Records the events of a debug trace.
+pub trait EventLog: Send + Sync {
+    /// Records `event`, just before it is sent to the front end.
+    fn record(&self, event: &Event);
 }
 
 impl AgentConfig {
@@ -142,6 +160,7 @@ impl AgentConfig {
             models: ModelRegistry::default(),
             hooks: Vec::new(),
             prompt_sections: Vec::new(),
+            trace: None,
         }
     }
 }

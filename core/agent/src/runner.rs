@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use larik_permissions::PermissionPolicy;
 use larik_protocol::sync::locked;
 use larik_protocol::{Event, Message, Op, PermissionDecision, PermissionMode, StopReason, Usage};
-use larik_providers::{ModelClient, ToolSpec, connect_with, split_model_name};
+use larik_providers::{ModelClient, ToolSpec, connect_traced, split_model_name};
 use larik_session::SessionWriter;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -16,13 +16,20 @@ use crate::{AgentConfig, AgentError, SessionState, prompt};
 
 /// Sends events; a front end that went away is not an error for the agent.
 #[derive(Clone)]
-pub(crate) struct EventSink(mpsc::UnboundedSender<Event>);
+pub(crate) struct EventSink {
+    events: mpsc::UnboundedSender<Event>,
+    /// The debug trace's event log, when a trace is on.
+    log: Option<Arc<dyn crate::EventLog>>,
+}
 
 impl EventSink {
     pub(crate) fn emit(&self, event: Event) {
+        if let Some(log) = &self.log {
+            log.record(&event);
+        }
         // The receiver only disappears when the front end is gone; the turn still finishes
         // so the session file stays consistent.
-        let _ = self.0.send(event);
+        let _ = self.events.send(event);
     }
 }
 
@@ -131,7 +138,10 @@ impl Runner {
                 policy: Mutex::new(policy),
                 pending: Mutex::new(HashMap::new()),
             }),
-            events: EventSink(events),
+            events: EventSink {
+                events,
+                log: config.trace.as_ref().map(|trace| Arc::clone(&trace.events)),
+            },
             next_request_id: 0,
             reads: Arc::default(),
             checkpoint: None,
@@ -413,5 +423,9 @@ fn connect_model(
     let model = config.models.resolve(model)?;
     let (provider, _) = split_model_name(&model)?;
     let endpoint = config.endpoints.get(provider).cloned().unwrap_or_default();
-    Ok((connect_with(&model, &endpoint, &config.models)?, model))
+    let trace = config.trace.as_ref().map(|trace| Arc::clone(&trace.http));
+    Ok((
+        connect_traced(&model, &endpoint, &config.models, trace)?,
+        model,
+    ))
 }

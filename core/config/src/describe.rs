@@ -16,8 +16,9 @@ use crate::settings::{ConfigContext, LoadedConfig};
 use crate::update::{UpdateError, child_object, update_json};
 
 /// The top-level keys Larik reads.
-pub const KNOWN_KEYS: [&str; 12] = [
+pub const KNOWN_KEYS: [&str; 13] = [
     "model",
+    "debug",
     "permissions",
     "sandbox",
     "lsp",

@@ -156,6 +156,9 @@ pub struct Settings {
     pub mcp_servers: BTreeMap<String, McpServerSettings>,
     /// `models`, `aliases`, `roles`, `max_budget_usd` and `auto_compact_share`.
     pub models: ModelConfig,
+    /// `debug`: write a debug trace beside each session file (personal files only, or
+    /// approved: the trace holds every request and answer).
+    pub debug: Option<bool>,
 }
 
 /// The merged settings, the notices for the user, and the files that were read.
@@ -237,6 +240,18 @@ impl Layer<'_> {
                 "model" => {
                     if let Some(model) = self.string("model", value) {
                         settings.model = Some(model);
+                    }
+                }
+                "debug" => {
+                    if let Some(debug) = self.boolean("debug", value)
+                        && (!debug
+                            || self.may_loosen(
+                                "debug",
+                                value,
+                                "write every request and answer to disk",
+                            ))
+                    {
+                        settings.debug = Some(debug);
                     }
                 }
                 // Pruning covers every project's checkpoints, so one repository may not

@@ -20,6 +20,7 @@ fn rules(rules: &[ConfiguredRule]) -> Vec<&str> {
 /// Every key that loosens, written in a shared file.
 const LOOSENING: &str = r#"{
     "checkpoint_retention_days": 0,
+    "debug": true,
     "permissions": {"allow": ["Bash(curl:*)"], "defaultMode": "bypassPermissions"},
     "sandbox": {"enabled": false, "writable_paths": ["/etc"], "network": {"allow": ["evil.example:443"]}},
     "lsp": {
@@ -37,6 +38,7 @@ fn a_shared_file_cannot_loosen_any_key_and_says_so_for_each() {
     let settings = &loaded.settings;
     assert!(settings.permissions.allow.is_empty());
     assert_eq!(settings.checkpoint_retention_days, None);
+    assert_eq!(settings.debug, None);
     assert_eq!(settings.permissions.default_mode, None);
     assert_eq!(settings.sandbox.enabled, None);
     assert!(settings.sandbox.writable_paths.is_empty());
@@ -69,6 +71,7 @@ fn a_shared_file_cannot_loosen_any_key_and_says_so_for_each() {
         ignored,
         [
             "checkpoint_retention_days",
+            "debug",
             "lsp.evil.check_on_save",
             "lsp.evil.command",
             "lsp.evil.extensions",
@@ -94,6 +97,7 @@ fn the_same_keys_in_a_personal_file_take_effect() {
     let settings = &loaded.settings;
     assert_eq!(rules(&settings.permissions.allow), ["Bash(curl:*)"]);
     assert_eq!(settings.checkpoint_retention_days, Some(0));
+    assert_eq!(settings.debug, Some(true));
     assert_eq!(
         settings.permissions.allow[0].file,
         world.personal_file(),
@@ -257,4 +261,64 @@ fn the_environment_locates_the_personal_files() {
         ..context
     });
     assert_eq!(rules(&loaded.settings.permissions.deny), ["Bash(rm:*)"]);
+}
+
+#[test]
+fn describe_names_each_settings_file_and_whether_it_counts() {
+    use larik_config::{SettingStatus, Trust, describe};
+    let world = World::new();
+    world.user(r#"{"model": "anthropic/claude-haiku-4-5", "theme": "dark"}"#);
+    world.shared(
+        r#"{"model": 7, "permissions": {"deny": ["Bash(rm:*)"], "allow": ["Bash(curl:*)"]}}"#,
+    );
+    world.personal_project(r#"{"model": "openai/gpt-5.1"}"#);
+    let context = world.context();
+    let report = describe(&context, &larik_config::load(&context));
+    let status = |key: &str, trust: Trust| -> SettingStatus {
+        report
+            .entries
+            .iter()
+            .find(|entry| entry.key == key && entry.trust == trust)
+            .unwrap_or_else(|| panic!("no {key}: {report:#?}"))
+            .status
+            .clone()
+    };
+    assert_eq!(
+        report.entries.first().map(|entry| entry.file.clone()),
+        Some(
+            context
+                .config_dir
+                .clone()
+                .expect("config dir")
+                .join("config.json")
+        )
+    );
+    assert_eq!(
+        status("model", Trust::Personal),
+        SettingStatus::Overridden {
+            by: world.personal_file()
+        },
+        "the project's personal file wins over config.json"
+    );
+    assert_eq!(status("theme", Trust::Personal), SettingStatus::NotRead);
+    assert!(
+        matches!(status("model", Trust::Shared), SettingStatus::Ignored { why } if why.contains("expected a string")),
+        "a wrong type is ignored with the notice's reason"
+    );
+    assert_eq!(
+        status("permissions.deny", Trust::Shared),
+        SettingStatus::Counts
+    );
+    assert!(matches!(
+        status("permissions.allow", Trust::Shared),
+        SettingStatus::AwaitingApproval { approval_key, .. }
+            if approval_key == ".larik/settings.json#permissions.allow"
+    ));
+    let counted: Vec<&str> = report
+        .entries
+        .iter()
+        .filter(|entry| entry.status == SettingStatus::Counts)
+        .map(|entry| entry.key.as_str())
+        .collect();
+    assert_eq!(counted, ["permissions.deny", "model"]);
 }

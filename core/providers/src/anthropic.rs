@@ -13,6 +13,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 
 use crate::framing::request_stream;
 use crate::http::{build_client, check_endpoint, open_stream};
+use crate::trace::{Http, HttpTrace};
 use crate::{Endpoint, ModelClient, ModelRequest, ProviderError, ResponseStream};
 
 /// The provider id.
@@ -30,7 +31,7 @@ pub struct AnthropicClient {
     model: String,
     url: String,
     api_key: HeaderValue,
-    http: reqwest::Client,
+    http: Http,
 }
 
 impl AnthropicClient {
@@ -43,8 +44,14 @@ impl AnthropicClient {
             model: model.into(),
             url: format!("{base}/v1/messages"),
             api_key,
-            http: build_client(PROVIDER, &base)?,
+            http: Http::new(build_client(PROVIDER, &base)?),
         })
+    }
+
+    /// The same client, its requests recorded in `trace` (the debug trace), or not.
+    pub fn traced(mut self, trace: Option<Arc<dyn HttpTrace>>) -> Self {
+        self.http = self.http.traced(trace);
+        self
     }
 }
 
@@ -68,7 +75,7 @@ impl ModelClient for AnthropicClient {
             .header(ACCEPT, "text/event-stream")
             .body(body);
         request_stream(
-            open_stream(PROVIDER, builder),
+            open_stream(PROVIDER, self.http.clone(), builder),
             parse::AnthropicParser::new(&self.model),
         )
     }

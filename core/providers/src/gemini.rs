@@ -34,6 +34,7 @@ use crate::http::{
     build_client, check_endpoint, connection_error, excerpt, open_stream, parse_retry_after,
     status_error,
 };
+use crate::trace::{Http, HttpTrace};
 use crate::{
     Endpoint, ModelClient, ModelInfo, ModelInfoFuture, ModelRequest, ProviderError, ResponseStream,
 };
@@ -64,7 +65,7 @@ pub struct GeminiClient {
     /// `{base}/v1beta/models/{model}`, where the API describes the model.
     info_url: String,
     api_key: HeaderValue,
-    http: reqwest::Client,
+    http: Http,
     /// What the API said about the model, asked once per client.
     described: Arc<OnceLock<ModelInfo>>,
 }
@@ -92,9 +93,15 @@ impl GeminiClient {
             info_url: format!("{base}/v1beta/models/{model}"),
             model,
             api_key,
-            http: build_client(PROVIDER, &base)?,
+            http: Http::new(build_client(PROVIDER, &base)?),
             described: Arc::default(),
         })
+    }
+
+    /// The same client, its requests recorded in `trace` (the debug trace), or not.
+    pub fn traced(mut self, trace: Option<Arc<dyn HttpTrace>>) -> Self {
+        self.http = self.http.traced(trace);
+        self
     }
 
     /// The model's input limit from the API's model description (`inputTokenLimit`),
@@ -104,14 +111,16 @@ impl GeminiClient {
         if let Some(known) = self.described.get() {
             return Ok(known.clone());
         }
-        let response = self
+        let request = self
             .http
             .get(&self.info_url)
-            .header("x-goog-api-key", self.api_key.clone())
-            .send()
+            .header("x-goog-api-key", self.api_key.clone());
+        let response = self
+            .http
+            .send(request)
             .await
             .map_err(|err| connection_error(PROVIDER, "describing the model", &err))?;
-        let status = response.status().as_u16();
+        let status = response.status();
         let retry_after = parse_retry_after(response.headers());
         let body = response
             .text()
@@ -164,8 +173,9 @@ impl ModelClient for GeminiClient {
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "text/event-stream")
             .body(body);
+        let http = self.http.clone();
         let open = async move {
-            open_stream(PROVIDER, builder)
+            open_stream(PROVIDER, http, builder)
                 .await
                 .map_err(errors::classify)
         };

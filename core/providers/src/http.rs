@@ -10,6 +10,7 @@ use futures::stream::BoxStream;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
 use serde::Deserialize;
 
+use crate::trace::Http;
 use crate::{Endpoint, ProviderError};
 
 /// The body of a streaming response, transport errors already mapped.
@@ -174,13 +175,14 @@ pub(crate) fn check_endpoint(
 /// is read in full and mapped with [`status_error`].
 pub(crate) async fn open_stream(
     provider: &'static str,
+    http: Http,
     request: reqwest::RequestBuilder,
 ) -> Result<ByteStream, ProviderError> {
-    let response = request
-        .send()
+    let response = http
+        .send(request)
         .await
         .map_err(|err| connection_error(provider, "the request failed", &err))?;
-    let status = response.status().as_u16();
+    let status = response.status();
     if !(200..300).contains(&status) {
         let retry_after = parse_retry_after(response.headers());
         let body = response.text().await.unwrap_or_default();
@@ -222,7 +224,7 @@ pub(crate) fn connection_error(provider: &str, what: &str, err: &reqwest::Error)
     }
 }
 
-fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut message = err.to_string();
     let mut source = err.source();
     while let Some(cause) = source {

@@ -19,6 +19,7 @@ pub mod registry;
 pub mod replay;
 pub mod retry;
 mod sse;
+pub mod trace;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -34,6 +35,7 @@ pub use larik_protocol::ReasoningEffort;
 pub use models::{ALIASES, KNOWN_MODELS, KnownModel, Prices, context_window, known_model};
 pub use registry::{ModelRegistry, ModelRole, ModelSettings};
 pub use retry::{RetryPolicy, stream_with_retry};
+pub use trace::{HttpExchange, HttpTrace, TracedRequest};
 
 /// A tool as offered to the model.
 #[derive(Debug, Clone, PartialEq)]
@@ -193,14 +195,26 @@ pub fn connect_with(
     endpoint: &Endpoint,
     registry: &ModelRegistry,
 ) -> Result<Arc<dyn ModelClient>, ProviderError> {
+    connect_traced(model_name, endpoint, registry, None)
+}
+
+/// [`connect_with`], with every request of the client and its answer recorded in `trace`
+/// (the debug trace) when one is given.
+pub fn connect_traced(
+    model_name: &str,
+    endpoint: &Endpoint,
+    registry: &ModelRegistry,
+    trace: Option<Arc<dyn HttpTrace>>,
+) -> Result<Arc<dyn ModelClient>, ProviderError> {
     let (provider, model) = split_model_name(model_name)?;
     if provider == ollama::PROVIDER {
         return Ok(Arc::new(
             ollama::OllamaClient::new(model, endpoint)?
-                .with_context_length(registry.context_window(model_name)),
+                .with_context_length(registry.context_window(model_name))
+                .traced(trace),
         ));
     }
-    connect(model_name, endpoint)
+    client(model_name, endpoint, trace)
 }
 
 /// Whether requests to `provider` at `endpoint` go over TLS (and so need the root
@@ -232,17 +246,31 @@ pub fn connect(
     model_name: &str,
     endpoint: &Endpoint,
 ) -> Result<Arc<dyn ModelClient>, ProviderError> {
+    client(model_name, endpoint, None)
+}
+
+fn client(
+    model_name: &str,
+    endpoint: &Endpoint,
+    trace: Option<Arc<dyn HttpTrace>>,
+) -> Result<Arc<dyn ModelClient>, ProviderError> {
     let (provider, model) = split_model_name(model_name)?;
     match provider {
-        "anthropic" => Ok(Arc::new(anthropic::AnthropicClient::new(model, endpoint)?)),
-        "openai" => Ok(Arc::new(openai_responses::OpenAiResponsesClient::new(
-            model, endpoint,
-        )?)),
-        "gemini" => Ok(Arc::new(gemini::GeminiClient::new(model, endpoint)?)),
-        "openai-compat" | "openrouter" | "vllm" | "llamacpp" | "lmstudio" => Ok(Arc::new(
-            openai_chat::OpenAiChatClient::new(provider, model, endpoint)?,
+        "anthropic" => Ok(Arc::new(
+            anthropic::AnthropicClient::new(model, endpoint)?.traced(trace),
         )),
-        "ollama" => Ok(Arc::new(ollama::OllamaClient::new(model, endpoint)?)),
+        "openai" => Ok(Arc::new(
+            openai_responses::OpenAiResponsesClient::new(model, endpoint)?.traced(trace),
+        )),
+        "gemini" => Ok(Arc::new(
+            gemini::GeminiClient::new(model, endpoint)?.traced(trace),
+        )),
+        "openai-compat" | "openrouter" | "vllm" | "llamacpp" | "lmstudio" => Ok(Arc::new(
+            openai_chat::OpenAiChatClient::new(provider, model, endpoint)?.traced(trace),
+        )),
+        "ollama" => Ok(Arc::new(
+            ollama::OllamaClient::new(model, endpoint)?.traced(trace),
+        )),
         other => Err(ProviderError::UnknownProvider {
             provider: other.to_string(),
         }),

@@ -25,6 +25,7 @@ use crate::framing::{Opened, response_stream};
 use crate::http::{
     ByteStream, build_client, connection_error, excerpt, optional_bearer, parse_retry_after,
 };
+use crate::trace::{Http, HttpTrace};
 use crate::{
     Endpoint, ModelClient, ModelInfo, ModelInfoFuture, ModelRequest, ProviderError, ResponseStream,
 };
@@ -46,7 +47,7 @@ pub struct OllamaClient {
     model: String,
     base: String,
     authorization: Option<HeaderValue>,
-    http: reqwest::Client,
+    http: Http,
     context_length: Option<u64>,
     learned: Arc<Learned>,
 }
@@ -68,7 +69,7 @@ impl OllamaClient {
     pub fn new(model: impl Into<String>, endpoint: &Endpoint) -> Result<Self, ProviderError> {
         let base = normalize_host(endpoint.base_url.as_deref().unwrap_or(""))?;
         let authorization = optional_bearer(PROVIDER, endpoint.api_key.as_deref())?;
-        let http = build_client(PROVIDER, &base)?;
+        let http = Http::new(build_client(PROVIDER, &base)?);
         Ok(OllamaClient {
             model: model.into(),
             base,
@@ -83,6 +84,12 @@ impl OllamaClient {
     /// trained length capped at [`DEFAULT_CONTEXT_CAP`]); `None` or 0 keeps the automatic one.
     pub fn with_context_length(mut self, length: Option<u64>) -> Self {
         self.context_length = length.filter(|length| *length > 0);
+        self
+    }
+
+    /// The same client, its requests recorded in `trace` (the debug trace), or not.
+    pub fn traced(mut self, trace: Option<Arc<dyn HttpTrace>>) -> Self {
+        self.http = self.http.traced(trace);
         self
     }
 
@@ -160,7 +167,7 @@ impl OllamaClient {
         if let Some(authorization) = &self.authorization {
             builder = builder.header(AUTHORIZATION, authorization.clone());
         }
-        let body = open_body(&self.base, &self.model, builder).await?;
+        let body = open_body(&self.http, &self.base, &self.model, builder).await?;
         Ok(Opened {
             body,
             notices: notice.into_iter().collect(),
@@ -360,15 +367,16 @@ fn in_stream_error(message: &str) -> ProviderError {
 
 /// Sends `request` and returns the body of a successful streaming answer.
 async fn open_body(
+    http: &Http,
     base: &str,
     model: &str,
     request: reqwest::RequestBuilder,
 ) -> Result<ByteStream, ProviderError> {
-    let response = request
-        .send()
+    let response = http
+        .send(request)
         .await
         .map_err(|err| reach_error(base, &err))?;
-    let status = response.status().as_u16();
+    let status = response.status();
     if !(200..300).contains(&status) {
         let retry_after = parse_retry_after(response.headers());
         let body = response.text().await.unwrap_or_default();

@@ -15,6 +15,7 @@ use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 
 use crate::framing::request_stream;
 use crate::http::{build_client, open_stream, optional_bearer};
+use crate::trace::{Http, HttpTrace};
 use crate::{Endpoint, ModelClient, ModelRequest, ProviderError, ResponseStream};
 
 /// The provider ids served by this client, all speaking the same dialect.
@@ -37,7 +38,7 @@ pub struct OpenAiChatClient {
     model: String,
     url: String,
     authorization: Option<HeaderValue>,
-    http: reqwest::Client,
+    http: Http,
 }
 
 impl OpenAiChatClient {
@@ -84,8 +85,14 @@ impl OpenAiChatClient {
             model: model.into(),
             url: format!("{base}/chat/completions"),
             authorization,
-            http: build_client(provider, &base)?,
+            http: Http::new(build_client(provider, &base)?),
         })
+    }
+
+    /// The same client, its requests recorded in `trace` (the debug trace), or not.
+    pub fn traced(mut self, trace: Option<Arc<dyn HttpTrace>>) -> Self {
+        self.http = self.http.traced(trace);
+        self
     }
 }
 
@@ -115,7 +122,7 @@ impl ModelClient for OpenAiChatClient {
             builder = builder.header(AUTHORIZATION, authorization.clone());
         }
         request_stream(
-            open_stream(self.provider, builder),
+            open_stream(self.provider, self.http.clone(), builder),
             parse::ChatParser::new(self.provider, &self.model),
         )
     }

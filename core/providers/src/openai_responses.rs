@@ -14,6 +14,7 @@ use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 
 use crate::framing::request_stream;
 use crate::http::{build_client, check_endpoint, open_stream};
+use crate::trace::{Http, HttpTrace};
 use crate::{Endpoint, ModelClient, ModelRequest, ProviderError, ResponseStream};
 
 /// The provider id.
@@ -29,7 +30,7 @@ pub struct OpenAiResponsesClient {
     model: String,
     url: String,
     authorization: HeaderValue,
-    http: reqwest::Client,
+    http: Http,
 }
 
 impl OpenAiResponsesClient {
@@ -42,8 +43,14 @@ impl OpenAiResponsesClient {
             model: model.into(),
             url: format!("{base}/responses"),
             authorization,
-            http: build_client(PROVIDER, &base)?,
+            http: Http::new(build_client(PROVIDER, &base)?),
         })
+    }
+
+    /// The same client, its requests recorded in `trace` (the debug trace), or not.
+    pub fn traced(mut self, trace: Option<Arc<dyn HttpTrace>>) -> Self {
+        self.http = self.http.traced(trace);
+        self
     }
 }
 
@@ -66,7 +73,7 @@ impl ModelClient for OpenAiResponsesClient {
             .header(ACCEPT, "text/event-stream")
             .body(body);
         request_stream(
-            open_stream(PROVIDER, builder),
+            open_stream(PROVIDER, self.http.clone(), builder),
             parse::ResponsesParser::new(&self.model),
         )
     }

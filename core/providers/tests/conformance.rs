@@ -1,8 +1,9 @@
 //! What every wire format must do alike, checked against all five from one table: a cut
 //! stream is retried after its deltas, error pages and error statuses map to what the user
 //! can act on, malformed data is a protocol error that is not retried, transient failures
-//! are retried until the retries run out, finish reasons map to stop reasons, and a refused
-//! connection is retryable. Each [`Format`] row says how its wire format scripts these on
+//! are retried until the retries run out, finish reasons map to stop reasons, a refused
+//! connection is retryable, and a debug trace sees every request as sent and every answer as
+//! received. Each [`Format`] row says how its wire format scripts these on
 //! the fake model server; each test runs its case for every row, over real HTTP on loopback.
 
 use std::sync::Arc;
@@ -850,5 +851,125 @@ async fn a_refused_connection_is_retryable() {
                 format.provider
             ),
         }
+    }
+}
+
+/// Records what a client sends and receives, as the debug trace would.
+#[derive(Default)]
+struct Recorder {
+    exchanges: std::sync::Mutex<Vec<Recorded>>,
+}
+
+#[derive(Default)]
+struct Recorded {
+    method: String,
+    body: Vec<u8>,
+    status: Option<u16>,
+    answer: Vec<u8>,
+    ended: bool,
+}
+
+/// One exchange of a [`Recorder`]: its index in the list.
+struct RecordedExchange {
+    recorder: Arc<Recorder>,
+    index: usize,
+}
+
+/// The trace handed to the client: it records into the shared [`Recorder`].
+struct Tracing(Arc<Recorder>);
+
+impl larik_providers::HttpTrace for Tracing {
+    fn exchange(
+        &self,
+        request: larik_providers::TracedRequest<'_>,
+    ) -> Box<dyn larik_providers::HttpExchange> {
+        let mut exchanges = self.0.exchanges.lock().expect("recorder");
+        exchanges.push(Recorded {
+            method: request.method.to_string(),
+            body: request.body.to_vec(),
+            ..Recorded::default()
+        });
+        Box::new(RecordedExchange {
+            recorder: Arc::clone(&self.0),
+            index: exchanges.len() - 1,
+        })
+    }
+}
+
+impl RecordedExchange {
+    fn with(&self, change: impl FnOnce(&mut Recorded)) {
+        change(&mut self.recorder.exchanges.lock().expect("recorder")[self.index]);
+    }
+}
+
+impl larik_providers::HttpExchange for RecordedExchange {
+    fn response(&mut self, status: u16, _headers: &[(String, String)]) {
+        self.with(|recorded| recorded.status = Some(status));
+    }
+
+    fn body(&mut self, chunk: &[u8]) {
+        self.with(|recorded| recorded.answer.extend_from_slice(chunk));
+    }
+
+    fn failed(&mut self, error: &str) {
+        panic!("nothing fails here: {error}");
+    }
+}
+
+impl Drop for RecordedExchange {
+    fn drop(&mut self) {
+        self.with(|recorded| recorded.ended = true);
+    }
+}
+
+#[tokio::test]
+async fn a_trace_records_every_request_and_answer_as_sent_and_received() {
+    for format in FORMATS {
+        let server = start().await;
+        server.enqueue((format.error)(529, "overloaded_error", "Overloaded"));
+        server.enqueue(turn().text("finally"));
+        let recorder = Arc::new(Recorder::default());
+        let client = larik_providers::connect_traced(
+            format.model,
+            &larik_providers::Endpoint {
+                api_key: Some("test-key".into()),
+                base_url: Some((format.base_url)(&server)),
+            },
+            &larik_providers::ModelRegistry::default(),
+            Some(Arc::new(Tracing(Arc::clone(&recorder)))),
+        )
+        .expect("a valid endpoint");
+        let items = collect(stream_with_retry(client, hi(), quick_retries(3))).await;
+        assert_eq!(text_of(&items), "finally", "{}", format.provider);
+
+        let received = server.requests();
+        let exchanges = recorder.exchanges.lock().expect("recorder");
+        assert_eq!(exchanges.len(), received.len(), "{}", format.provider);
+        for (recorded, request) in exchanges.iter().zip(&received) {
+            assert_eq!(
+                String::from_utf8_lossy(&recorded.body),
+                request.raw_body,
+                "{}: {}",
+                format.provider,
+                request.path
+            );
+            assert!(recorded.ended, "{}", format.provider);
+        }
+        let chats: Vec<&Recorded> = exchanges
+            .iter()
+            .zip(&received)
+            .filter(|(_, request)| !request.is_model_info())
+            .map(|(recorded, _)| recorded)
+            .collect();
+        assert_eq!(chats.len(), 2, "{}", format.provider);
+        assert!(chats.iter().all(|chat| chat.method == "POST"));
+        assert_eq!(chats[0].status, Some(529), "{}", format.provider);
+        assert!(
+            String::from_utf8_lossy(&chats[0].answer).contains("Overloaded"),
+            "{}",
+            format.provider
+        );
+        assert_eq!(chats[1].status, Some(200), "{}", format.provider);
+        assert!(!chats[1].answer.is_empty(), "{}", format.provider);
     }
 }

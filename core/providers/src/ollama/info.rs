@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::ProviderError;
+use crate::trace::Http;
 
 use super::{PROVIDER, reach_error, response_error};
 
@@ -108,7 +109,7 @@ fn trained_context(info: &serde_json::Map<String, Value>) -> Option<u64> {
 
 /// Asks `POST {base}/api/show` about `model`.
 pub(super) async fn show(
-    http: &reqwest::Client,
+    http: &Http,
     base: &str,
     authorization: Option<&HeaderValue>,
     model: &str,
@@ -120,8 +121,11 @@ pub(super) async fn show(
     if let Some(authorization) = authorization {
         request = request.header(AUTHORIZATION, authorization.clone());
     }
-    let response = request.send().await.map_err(|_| ShowFailure::Unreachable)?;
-    let status = response.status().as_u16();
+    let response = http
+        .send(request)
+        .await
+        .map_err(|_| ShowFailure::Unreachable)?;
+    let status = response.status();
     let text = response
         .text()
         .await
@@ -149,7 +153,7 @@ pub(super) async fn show(
 /// Asks `GET {base}/api/ps` for the context window `model` is loaded with; `None` when it
 /// is not loaded or the server does not say.
 pub(super) async fn loaded_context(
-    http: &reqwest::Client,
+    http: &Http,
     base: &str,
     authorization: Option<&HeaderValue>,
     model: &str,
@@ -158,11 +162,11 @@ pub(super) async fn loaded_context(
     if let Some(authorization) = authorization {
         request = request.header(AUTHORIZATION, authorization.clone());
     }
-    let response = request
-        .send()
+    let response = http
+        .send(request)
         .await
         .map_err(|err| reach_error(base, &err))?;
-    let status = response.status().as_u16();
+    let status = response.status();
     let text = response
         .text()
         .await
