@@ -7,7 +7,14 @@ vim.g.loaded_larik = true
 
 vim.api.nvim_create_user_command('Larik', function(args)
   require('larik').command(args)
-end, { nargs = '*', range = true, desc = 'Ask Larik (the selected lines go along)' })
+end, {
+  nargs = '*',
+  range = true,
+  complete = function(arglead, cmdline)
+    return require('larik').complete(arglead, cmdline)
+  end,
+  desc = 'Ask Larik (the selected lines go along); /commands complete with <Tab>',
+})
 
 vim.api.nvim_create_user_command('LarikCancel', function()
   require('larik').cancel()

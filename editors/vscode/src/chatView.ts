@@ -5,13 +5,15 @@
 import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
 import type { ChatModel } from "./core/chatModel";
-import { parseViewMessage, viewState } from "./core/render";
+import { type Suggestion, parseViewMessage, viewState } from "./core/render";
 
 /** What the view's buttons and input ask the extension to do. */
 export interface ChatActions {
   prompt(text: string): void;
   cancel(): void;
   newSession(): void;
+  /** The slash commands to suggest for what is typed so far. */
+  complete(text: string): Suggestion[];
 }
 
 /** Streamed deltas arrive many times a second; the webview is redrawn at most this often. */
@@ -50,6 +52,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
         case "newSession":
           this.actions.newSession();
           return;
+        case "input":
+          void view.webview.postMessage({ type: "suggestions", items: this.actions.complete(message.text) });
+          return;
         case undefined:
           return;
       }
@@ -83,7 +88,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
 
   private redraw(): void {
     if (this.view !== undefined) {
-      void this.view.webview.postMessage({ type: "state", ...viewState(this.model.current) });
+      const state = viewState(this.model.current, this.model.takePendingInput());
+      void this.view.webview.postMessage({ type: "state", ...state });
     }
   }
 
@@ -104,6 +110,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
 <div id="status" class="status"></div>
 <div id="transcript" class="transcript" aria-live="polite"></div>
 <form id="composer" class="composer">
+<ul id="suggestions" class="suggestions" role="listbox" hidden></ul>
 <textarea id="input" rows="3" placeholder="Ask Larik… (Enter to send, Shift+Enter for a new line)"></textarea>
 <div class="buttons">
 <button id="send" type="submit">Send</button>

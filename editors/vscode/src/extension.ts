@@ -8,16 +8,20 @@ import { type ExecuteCommandSignature, type LanguageClient, WorkDoneProgress } f
 import { ChatViewProvider } from "./chatView";
 import { createClient, readServerSettings } from "./client";
 import { ChatModel, isBusy } from "./core/chatModel";
-import { CHAT_VIEW_ID, Command, MODES, UNDO_PROMPT } from "./core/commands";
+import { CHAT_VIEW_ID, Command, MODES, UNDO_PROMPT, slashCompletions } from "./core/commands";
 import {
   type CancelParams,
+  type CommandsParams,
   Method,
   type NewSessionParams,
   type NewSessionResult,
   type PromptResult,
   ServerCommand,
   type SetModeParams,
+  type SlashCommand,
+  parseCommands,
 } from "./core/protocol";
+import { type Suggestion, suggestions } from "./core/render";
 import {
   type EditorContext,
   buildPromptParams,
@@ -33,6 +37,38 @@ class Larik implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private clientReady: Promise<LanguageClient> | undefined;
   private sessionCreation: Promise<string> | undefined;
+  /** The slash commands of the shown session, and the session they were asked for. */
+  private commands: SlashCommand[] = [];
+  private commandsOf: string | undefined | null = null;
+
+  constructor() {
+    // A new shown session (new, forked, rewound, resumed) may offer other commands.
+    this.model.onDidChange(() => {
+      if (this.commandsOf !== this.model.currentSession) {
+        void this.refreshCommands();
+      }
+    });
+  }
+
+  /** Asks the server for the shown session's slash commands (a new session's without one). */
+  private async refreshCommands(): Promise<void> {
+    const sessionId = this.model.currentSession;
+    this.commandsOf = sessionId;
+    const client = await this.clientReady?.catch(() => undefined);
+    if (client === undefined) {
+      return;
+    }
+    const params: CommandsParams = sessionId === undefined ? {} : { sessionId };
+    const result: unknown = await client.sendRequest(Method.commands, params).catch(() => undefined);
+    if (this.commandsOf === sessionId && result !== undefined) {
+      this.commands = parseCommands(result);
+    }
+  }
+
+  /** The slash commands to suggest for the chat input's text. */
+  complete(text: string): Suggestion[] {
+    return suggestions(slashCompletions(text, this.commands));
+  }
 
   /** Starts the server (stopping a running one first). */
   async start(): Promise<void> {
@@ -59,6 +95,7 @@ class Larik implements vscode.Disposable {
       },
     );
     await this.clientReady.catch(() => undefined);
+    await this.refreshCommands();
   }
 
   /** The running client; rejects with a readable error when the server could not start. */
@@ -262,6 +299,7 @@ export function activate(context: vscode.ExtensionContext): void {
     prompt: (text) => void instance.prompt(text, undefined),
     cancel: () => void instance.cancel(),
     newSession: () => void instance.startSession(),
+    complete: (text) => instance.complete(text),
   });
   context.subscriptions.push(
     instance,

@@ -143,12 +143,13 @@ impl<W: Wire> SessionRegistry<W> {
         }
     }
 
-    /// Whether session `id` may be resumed by the session registered as `handle`: `Err`
-    /// says why not (another running session writes it).
-    pub fn check_resumable(&self, handle: &str, id: &str) -> Result<(), String> {
+    /// Whether session `id` may be resumed by the running session `by` (its handle, or a
+    /// file it writes or wrote): `Err` says why not (another running session has it).
+    pub fn check_resumable(&self, by: &str, id: &str) -> Result<(), String> {
         let sessions = locked(&self.sessions);
+        let own = key_of(&sessions, by);
         match key_of(&sessions, id) {
-            Some(key) if key != handle => Err(format!(
+            Some(key) if Some(&key) != own.as_ref() => Err(format!(
                 "session `{id}` is open elsewhere in this editor; close it there first"
             )),
             _ => Ok(()),

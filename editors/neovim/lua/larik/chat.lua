@@ -132,6 +132,43 @@ local function first_line(text)
   return (text:match('^[^\n]*'))
 end
 
+-- One item of a stored conversation, as the chat shows it.
+local function history_line(item)
+  if item.role == 'user' then
+    return '> ' .. tostring(item.text)
+  elseif item.role == 'assistant' then
+    return tostring(item.text)
+  elseif item.mark == 'cleared' then
+    return '· context cleared here'
+  elseif item.mark == 'compacted' then
+    return '· conversation compacted here'
+  elseif item.tool then
+    return (item.status == 'failed' and '✗ ' or '✓ ') .. tostring(item.tool)
+  end
+  return nil
+end
+
+--- Shows a `session_switched` event: where the conversation continues, and for a resume
+--- the stored conversation.
+function M.switched(event)
+  local id = tostring(event.session_id)
+  local said = ({
+    clear = '── context cleared ──',
+    fork = '── forked into session ' .. id .. ' ──',
+    rewind = '── rewound into session ' .. id .. ' ──',
+    resume = '── resumed session ' .. id .. ' ──',
+  })[event.reason] or ('── now in session ' .. id .. ' ──')
+  M.add({ '', said })
+  if type(event.history) == 'table' then
+    for _, item in ipairs(event.history) do
+      local line = type(item) == 'table' and history_line(item) or nil
+      if line then
+        M.add(line)
+      end
+    end
+  end
+end
+
 --- Renders one agent event (the `event` of a `larik/event` notification).
 function M.event(event)
   local kind = event.type
@@ -159,7 +196,13 @@ function M.event(event)
   elseif kind == 'permission_denied' then
     M.add('✗ denied: ' .. first_line(event.reason))
   elseif kind == 'message_complete' then
+    -- Text that was not streamed (Larik's own answers: /cost, /context, …) is shown now.
+    if state.message_start == nil and type(event.text) == 'string' and event.text ~= '' then
+      M.add(event.text)
+    end
     state.message_start = nil
+  elseif kind == 'session_switched' then
+    M.switched(event)
   elseif kind == 'retrying' then
     -- The text streamed since the last complete message is sent again.
     if state.message_start ~= nil then

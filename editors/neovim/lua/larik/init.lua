@@ -35,6 +35,10 @@ local state = {
   prompts_done = 0,
   last_stop_reason = nil,
   last_error = nil,
+  -- The current session's slash commands (`larik/commands`), once asked.
+  commands = nil,
+  -- The prompt the last `/rewind N` gave back, to edit and send again.
+  rewound_prompt = nil,
 }
 
 --- Sets options (see `defaults` above); may be called again to change them.
@@ -43,7 +47,7 @@ function M.setup(opts)
 end
 
 --- What the plugin knows: `{client_id, session_id, running, prompts_done,
---- last_stop_reason, last_error}`.
+--- last_stop_reason, last_error, rewound_prompt}`.
 function M.status()
   return {
     client_id = state.client_id,
@@ -52,6 +56,7 @@ function M.status()
     prompts_done = state.prompts_done,
     last_stop_reason = state.last_stop_reason,
     last_error = state.last_error,
+    rewound_prompt = state.rewound_prompt,
   }
 end
 
@@ -70,7 +75,28 @@ end
 -- Remembers the session a prompt or event names, so cancel and later prompts find it.
 local function note_session(session_id)
   if type(session_id) == 'string' and session_id ~= '' then
+    if session_id ~= state.session_id then
+      -- Another session may offer other commands.
+      state.commands = nil
+    end
     state.session_id = session_id
+  end
+end
+
+-- The conversation continues in another session (`/fork`, `/rewind`, `/resume`) or a fresh
+-- context (`/clear`): later prompts go to the new id, and a rewound prompt is offered for
+-- editing in the prompt input.
+local function switched(event)
+  note_session(event.session_id)
+  if event.reason == 'rewind' and type(event.prompt) == 'string' then
+    state.rewound_prompt = event.prompt
+    vim.schedule(function()
+      vim.ui.input({ prompt = 'Larik: ', default = event.prompt }, function(text)
+        if text and vim.trim(text) ~= '' then
+          M.prompt(text)
+        end
+      end)
+    end)
   end
 end
 
@@ -85,6 +111,9 @@ handlers['larik/event'] = function(_, params)
   elseif params.sessionId ~= state.session_id then
     -- Another session of this server (e.g. one `:LarikNew` replaced) is not shown.
     return
+  end
+  if params.event.type == 'session_switched' then
+    switched(params.event)
   end
   chat.event(params.event)
 end
@@ -336,6 +365,47 @@ function M.new_session()
       end
     end)
   end)
+end
+
+-- The slash commands of the current session: cached, else asked of a running server.
+local function slash_commands()
+  if state.commands then
+    return state.commands
+  end
+  local client = state.client_id and state.initialized and vim.lsp.get_client_by_id(state.client_id)
+  if not client then
+    return {}
+  end
+  local params = state.session_id and { sessionId = state.session_id } or vim.empty_dict()
+  local response
+  if vim.fn.has('nvim-0.11') == 1 then
+    response = client:request_sync('larik/commands', params, 2000)
+  else
+    response = client.request_sync('larik/commands', params, 2000)
+  end
+  local commands = response and response.result and response.result.commands
+  if type(commands) ~= 'table' then
+    return {}
+  end
+  state.commands = commands
+  return commands
+end
+
+--- Completion for `:Larik`: while the prompt is one word starting with `/`, the session's
+--- slash commands that start with it.
+function M.complete(arglead, cmdline)
+  local typed = cmdline:match('Larik!?%s+(.*)$') or ''
+  if typed:sub(1, 1) ~= '/' or typed:find('%s') then
+    return {}
+  end
+  local names = {}
+  for _, command in ipairs(slash_commands()) do
+    local name = '/' .. tostring(command.name)
+    if name:sub(1, #arglead) == arglead then
+      table.insert(names, name)
+    end
+  end
+  return names
 end
 
 --- The `:Larik` command: the arguments are the prompt; with none, asks for one.

@@ -104,6 +104,15 @@ export class ChatModel {
   private readonly transcripts = new Map<string, Transcript>();
   private currentId: string | undefined;
   private readonly listeners: Array<() => void> = [];
+  /** Text to put in the input box (a rewound prompt), until the view takes it. */
+  private pendingInput: string | undefined;
+
+  /** Takes the text the input box should show, if any (once). */
+  takePendingInput(): string | undefined {
+    const text = this.pendingInput;
+    this.pendingInput = undefined;
+    return text;
+  }
 
   /** The session the view shows and new prompts go to, if any. */
   get currentSession(): string | undefined {
@@ -181,6 +190,11 @@ export class ChatModel {
   /** Applies one `larik/event` of `sessionId`. A session that starts a turn elsewhere (a
    * code action, another command) becomes the shown one, so the user sees what runs. */
   applyEvent(sessionId: string, event: AgentEvent): void {
+    if (event.type === "session_switched") {
+      this.switched(sessionId, event);
+      this.changed();
+      return;
+    }
     const transcript = this.transcript(sessionId);
     applyToTranscript(transcript, event);
     if (
@@ -190,6 +204,43 @@ export class ChatModel {
       this.currentId = sessionId;
     }
     this.changed();
+  }
+
+  /** The conversation of `sessionId` continues in another session (`/fork`, `/rewind`,
+   * `/resume`) or a fresh context (`/clear`): later events and prompts use the new id, whose
+   * transcript starts with what it holds (all of it for a fork, the stored history for a
+   * resume); a rewound prompt goes back to the input box. */
+  private switched(sessionId: string, event: AgentEvent): void {
+    const to = stringField(event, "session_id") ?? sessionId;
+    const reason = stringField(event, "reason") ?? "";
+    const from = this.transcript(sessionId);
+    const target = this.transcript(to);
+    if (target !== from) {
+      target.items = reason === "fork" ? from.items.map((item) => ({ ...item })) : [];
+      target.cwd = from.cwd;
+      target.costUsd = undefined;
+      target.costUnknown = false;
+    }
+    target.mode = stringField(event, "mode") ?? target.mode;
+    target.model = stringField(event, "model") ?? target.model;
+    const history = event["history"];
+    if (Array.isArray(history)) {
+      target.items.push(...historyItems(history));
+    }
+    const prompt = stringField(event, "prompt");
+    const line: Record<string, string> = {
+      clear: "Context cleared: the next prompt starts a fresh context.",
+      fork: `Forked: this chat continues in session ${to}.`,
+      rewind: `Rewound: this chat continues in session ${to}; the prompt is back in the input box.`,
+      resume: `Resumed session ${to}.`,
+    };
+    target.items.push({ kind: "info", tone: "status", text: line[reason] ?? `Now in session ${to}.` });
+    if (reason === "rewind" && prompt !== undefined) {
+      this.pendingInput = prompt;
+    }
+    if (this.currentId === sessionId) {
+      this.currentId = to;
+    }
   }
 
   private changed(): void {
@@ -331,6 +382,41 @@ export function applyToTranscript(transcript: Transcript, event: AgentEvent): vo
     default:
       return;
   }
+}
+
+/** The items of a stored conversation (a `session_switched` event's `history`). */
+function historyItems(history: unknown[]): ChatItem[] {
+  const items: ChatItem[] = [];
+  for (const entry of history) {
+    if (!isObject(entry)) {
+      continue;
+    }
+    const text = stringField(entry, "text");
+    const role = stringField(entry, "role");
+    const mark = stringField(entry, "mark");
+    const tool = stringField(entry, "tool");
+    if (role === "user" && text !== undefined) {
+      items.push({ kind: "user", text });
+    } else if (role === "assistant" && text !== undefined) {
+      items.push({ kind: "assistant", text, streaming: false });
+    } else if (mark !== undefined) {
+      const said = mark === "cleared" ? "Context cleared here." : "The conversation above was compacted.";
+      items.push({ kind: "info", tone: "status", text: said });
+    } else if (tool !== undefined) {
+      items.push({
+        kind: "tool",
+        callId: stringField(entry, "callId") ?? "",
+        tool,
+        toolKind: "other",
+        title: tool,
+        status: stringField(entry, "status") === "failed" ? "failed" : "completed",
+        output: stringField(entry, "output"),
+        reason: undefined,
+        diffs: [],
+      });
+    }
+  }
+  return items;
 }
 
 function appendDelta(transcript: Transcript, kind: "assistant" | "thought", text: string): void {

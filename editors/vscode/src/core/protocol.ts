@@ -10,6 +10,7 @@ export const Method = {
   sessions: "larik/sessions",
   setMode: "larik/setMode",
   setModel: "larik/setModel",
+  commands: "larik/commands",
   event: "larik/event",
   requestPermission: "larik/requestPermission",
 } as const;
@@ -136,6 +137,37 @@ export function stringField(value: JsonObject, key: string): string | undefined 
 export function numberField(value: JsonObject, key: string): number | undefined {
   const field = value[key];
   return typeof field === "number" && Number.isFinite(field) ? field : undefined;
+}
+
+/** A slash command a session offers (`larik/commands`). */
+export interface SlashCommand {
+  name: string;
+  description: string;
+  /** What the argument is, when it takes one. */
+  hint: string | undefined;
+}
+
+/** Params of `larik/commands`. */
+export interface CommandsParams {
+  sessionId?: string;
+}
+
+/** Reads a `larik/commands` result; entries without a name are dropped. */
+export function parseCommands(raw: unknown): SlashCommand[] {
+  if (!isObject(raw) || !Array.isArray(raw["commands"])) {
+    return [];
+  }
+  const commands: SlashCommand[] = [];
+  for (const entry of raw["commands"]) {
+    if (!isObject(entry)) {
+      continue;
+    }
+    const name = stringField(entry, "name");
+    if (name !== undefined && name !== "") {
+      commands.push({ name, description: stringField(entry, "description") ?? "", hint: stringField(entry, "hint") });
+    }
+  }
+  return commands;
 }
 
 /** Reads `larik/event` params; `undefined` when they do not have the contract's shape. */

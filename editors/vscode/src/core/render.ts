@@ -3,7 +3,8 @@
 // webview script only swaps markup in), and the messages the view sends back, validated.
 
 import { type ChatItem, type DiffSummary, type ToolItem, type Transcript, isBusy } from "./chatModel";
-import { isObject, stringField } from "./protocol";
+import { completedInput } from "./commands";
+import { type SlashCommand, isObject, stringField } from "./protocol";
 
 /** Tool output longer than this is cut in the view (the model got all of it). */
 const MAX_OUTPUT_CHARS = 4000;
@@ -18,12 +19,25 @@ export interface ViewState {
   status: string;
   /** Whether a prompt or turn is running (the view offers Stop then). */
   busy: boolean;
+  /** Text to put in the input box (a rewound prompt to edit), when there is some. */
+  input?: string;
 }
 
-/** What the webview sends: loaded, a prompt typed, Stop or New session pressed. */
+/** What the webview receives while the user types a slash command. */
+export interface Suggestion {
+  /** What picking it leaves in the input box. */
+  insert: string;
+  /** `/name hint`. */
+  label: string;
+  description: string;
+}
+
+/** What the webview sends: loaded, a prompt typed, the input changed (for completion), Stop
+ * or New session pressed. */
 export type ViewMessage =
   | { type: "ready" }
   | { type: "prompt"; text: string }
+  | { type: "input"; text: string }
   | { type: "cancel" }
   | { type: "newSession" };
 
@@ -43,6 +57,10 @@ export function parseViewMessage(raw: unknown): ViewMessage | undefined {
       const text = stringField(raw, "text")?.trim();
       return text ? { type: "prompt", text } : undefined;
     }
+    case "input": {
+      const text = stringField(raw, "text");
+      return text === undefined ? undefined : { type: "input", text };
+    }
     default:
       return undefined;
   }
@@ -58,14 +76,27 @@ export function escapeHtml(text: string): string {
     .replace(/'/g, "&#39;");
 }
 
-/** The view state of a transcript. */
-export function viewState(transcript: Transcript): ViewState {
-  return {
+/** The view state of a transcript, with `input` for the input box when there is some. */
+export function viewState(transcript: Transcript, input?: string): ViewState {
+  const state: ViewState = {
     sessionId: transcript.sessionId,
     html: renderTranscript(transcript),
     status: renderStatus(transcript),
     busy: isBusy(transcript),
   };
+  if (input !== undefined) {
+    state.input = input;
+  }
+  return state;
+}
+
+/** The suggestions shown for slash commands (text only: the webview sets it as text). */
+export function suggestions(commands: readonly SlashCommand[]): Suggestion[] {
+  return commands.map((command) => ({
+    insert: completedInput(command),
+    label: command.hint === undefined ? `/${command.name}` : `/${command.name} ${command.hint}`,
+    description: command.description,
+  }));
 }
 
 /** The status line: session mode, model and cost so far. */
