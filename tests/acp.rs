@@ -19,5 +19,7 @@ mod raw;
 mod read_then_edit;
 #[path = "support/recording.rs"]
 mod recording;
+#[path = "support/sessions.rs"]
+mod sessions;
 #[path = "acp_cases/update_stream.rs"]
 mod update_stream;

@@ -22,6 +22,8 @@ mod models;
 mod recording;
 #[path = "headless_cases/sandbox.rs"]
 mod sandbox;
+#[path = "support/sessions.rs"]
+mod sessions;
 #[path = "headless_cases/trace.rs"]
 mod trace;
 #[path = "headless_cases/undo.rs"]
@@ -174,6 +176,21 @@ fn session_entries(path: &Path) -> Vec<Value> {
         .lines()
         .map(|line| serde_json::from_str(line).expect("each line is JSON"))
         .collect()
+}
+
+/// Runs `larik -p PROMPT` (after `extra` flags) with JSON output, expecting success; returns
+/// the result object.
+async fn json_run(harness: &Harness, extra: &[&str], prompt: &str) -> Value {
+    let mut args: Vec<&str> = extra.to_vec();
+    args.extend(["-p", prompt, "--output-format", "json"]);
+    let output = harness.run(&args).await;
+    assert!(
+        output.status.success(),
+        "{args:?}: {}\n{}",
+        stderr(&output),
+        stdout(&output)
+    );
+    last_json_line(&output)
 }
 
 /// Scripts the three-step scenario: read README.md, run `echo hello`, answer `done`.

@@ -22,3 +22,5 @@ mod read_then_edit;
 mod recording;
 #[path = "lsp_front_cases/requests.rs"]
 mod requests;
+#[path = "support/sessions.rs"]
+mod sessions;

@@ -4,35 +4,15 @@
 //! `fork_at`) and leave the source file as it was, byte for byte; `/resume ID` replays the
 //! stored conversation and continues it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
 use super::kit::{Harness, Log, Sdk, answer, initialize, new_session, prompt};
+use super::sessions::{message_texts, meta, session_file};
 
 fn file_of(harness: &Harness, id: &str) -> PathBuf {
-    harness
-        .session_files()
-        .into_iter()
-        .find(|path| path.file_stem().is_some_and(|stem| stem == id))
-        .unwrap_or_else(|| panic!("no session file for {id}"))
-}
-
-fn meta(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).expect("session file");
-    let first: Value = serde_json::from_str(text.lines().next().expect("a line")).expect("JSON");
-    first["meta"].clone()
-}
-
-/// Every message text of an Anthropic request.
-fn message_texts(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .flat_map(|message| message["content"].as_array().cloned().unwrap_or_default())
-        .filter_map(|block| block["text"].as_str().map(str::to_string))
-        .collect()
+    session_file(harness.data.path(), id)
 }
 
 fn load(id: &str) -> Value {

@@ -4,63 +4,17 @@
 //! file, `/resume` lists the directory's sessions, `/cost` has a line per model, and
 //! `/config` (and `larik config`) shows where each setting comes from and sets one.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use larik_testkit::turn;
 use serde_json::Value;
 
-use super::{Harness, last_json_line, session_entries, stderr, stdout};
+use super::sessions::{message_texts, meta, session_file, system_text};
+use super::{Harness, json_run, session_entries, stderr, stdout};
 
 /// The session file whose id is `id`.
 fn file_of(harness: &Harness, id: &str) -> PathBuf {
-    harness
-        .session_files()
-        .into_iter()
-        .find(|path| path.file_stem().is_some_and(|stem| stem == id))
-        .unwrap_or_else(|| panic!("no session file for {id}"))
-}
-
-/// The meta entry of the session file at `path`.
-fn meta(path: &Path) -> Value {
-    session_entries(path)[0]["meta"].clone()
-}
-
-/// Runs `larik -p PROMPT` (after `extra` flags) with JSON output, expecting success; returns
-/// the result object.
-async fn json_run(harness: &Harness, extra: &[&str], prompt: &str) -> Value {
-    let mut args: Vec<&str> = extra.to_vec();
-    args.extend(["-p", prompt, "--output-format", "json"]);
-    let output = harness.run(&args).await;
-    assert!(
-        output.status.success(),
-        "{args:?}: {}\n{}",
-        stderr(&output),
-        stdout(&output)
-    );
-    last_json_line(&output)
-}
-
-/// The text of every message of an Anthropic request's body.
-fn message_texts(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .flat_map(|message| message["content"].as_array().cloned().unwrap_or_default())
-        .filter_map(|block| block["text"].as_str().map(str::to_string))
-        .collect()
-}
-
-/// The system prompt of an Anthropic request's body, its blocks joined.
-fn system_text(body: &Value) -> String {
-    match &body["system"] {
-        Value::String(text) => text.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|block| block["text"].as_str())
-            .collect(),
-        _ => String::new(),
-    }
+    session_file(harness.data.path(), id)
 }
 
 #[tokio::test(flavor = "multi_thread")]

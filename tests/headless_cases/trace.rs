@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use larik_testkit::{Reply, turn};
 use serde_json::{Value, json};
 
-use super::{Harness, enqueue_three_steps, last_json_line, stderr, stdout};
+use super::{Harness, enqueue_three_steps, json_run, stderr, stdout};
 
 /// Every file under `dir`, sorted.
 fn files_under(dir: &Path) -> Vec<PathBuf> {
@@ -36,22 +36,13 @@ fn json_file(path: &Path) -> Value {
 async fn a_debug_run_traces_every_request_and_event_without_keys() {
     let harness = Harness::new().await;
     enqueue_three_steps(&harness.server);
-    let output = harness
-        .run(&[
-            "-p",
-            "look around",
-            "--debug",
-            "--allowedTools",
-            "Bash(echo:*)",
-            "--output-format",
-            "json",
-        ])
-        .await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    let id = last_json_line(&output)["session_id"]
-        .as_str()
-        .expect("id")
-        .to_string();
+    let result = json_run(
+        &harness,
+        &["--debug", "--allowedTools", "Bash(echo:*)"],
+        "look around",
+    )
+    .await;
+    let id = result["session_id"].as_str().expect("id").to_string();
     let session = harness.session_files()[0].clone();
     let dir = session.with_extension("trace");
     assert!(dir.is_dir(), "{} is written", dir.display());
@@ -131,14 +122,8 @@ async fn the_environment_turns_the_trace_on_and_retries_are_summed_up() {
                 .to_string(),
     });
     harness.server.enqueue(turn().text("fine now"));
-    let output = harness
-        .run(&["-p", "hello", "--output-format", "json"])
-        .await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    let id = last_json_line(&output)["session_id"]
-        .as_str()
-        .expect("id")
-        .to_string();
+    let result = json_run(&harness, &[], "hello").await;
+    let id = result["session_id"].as_str().expect("id").to_string();
     let http = harness.session_files()[0]
         .with_extension("trace")
         .join("http");

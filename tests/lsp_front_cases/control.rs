@@ -5,36 +5,15 @@
 //! receives; `/resume ID` replays the stored conversation; `/clear` starts a fresh context
 //! whose system prompt holds an instruction file as edited before it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
 use super::kit::{Harness, Log, answer, initialize, new_session, prompt};
+use super::sessions::{message_texts, meta, session_file};
 
 fn file_of(harness: &Harness, id: &str) -> PathBuf {
-    let root = harness.data.path().join("share/larik/sessions");
-    std::fs::read_dir(root)
-        .expect("sessions dir")
-        .flatten()
-        .map(|project| project.path().join(format!("{id}.jsonl")))
-        .find(|path| path.is_file())
-        .unwrap_or_else(|| panic!("no session file for {id}"))
-}
-
-fn meta(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).expect("session file");
-    let first: Value = serde_json::from_str(text.lines().next().expect("a line")).expect("JSON");
-    first["meta"].clone()
-}
-
-fn message_texts(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .flat_map(|message| message["content"].as_array().cloned().unwrap_or_default())
-        .filter_map(|block| block["text"].as_str().map(str::to_string))
-        .collect()
+    session_file(harness.data.path(), id)
 }
 
 fn prompt_to(name: &str, session: &str, text: &str) -> Value {

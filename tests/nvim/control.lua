@@ -5,25 +5,10 @@
 --
 -- Input (JSON file named by $LARIK_NVIM_TEST): {larik, lib, result}.
 
+local common = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .. '/common.lua')
+local wait_for, chat_has = common.wait_for, common.chat_has
 local input = vim.fn.json_decode(table.concat(vim.fn.readfile(vim.env.LARIK_NVIM_TEST), '\n'))
 local result = {}
-
-local WAIT_MS = 90000
-
-local function wait_for(what, condition)
-  if not vim.wait(WAIT_MS, condition, 20) then
-    error('timed out waiting for ' .. what .. ': ' .. vim.inspect(require('larik').status()))
-  end
-end
-
-local function chat_has(text)
-  for _, line in ipairs(require('larik.chat').lines()) do
-    if line:find(text, 1, true) then
-      return true
-    end
-  end
-  return false
-end
 
 -- The prompt input the plugin opens for a rewound prompt: remember what it offered, send
 -- nothing.
@@ -69,14 +54,4 @@ local function scenario()
   result.chat = require('larik.chat').lines()
 end
 
-local ok, err = xpcall(scenario, debug.traceback)
-if not ok then
-  result.error = err
-  local chat_ok, chat = pcall(function()
-    return require('larik.chat').lines()
-  end)
-  result.chat = chat_ok and chat or vim.NIL
-end
-result.nvim = tostring(vim.version().major) .. '.' .. tostring(vim.version().minor)
-vim.fn.writefile({ vim.fn.json_encode(result) }, input.result)
-vim.cmd('qa!')
+common.finish(scenario, result, input.result)

@@ -119,7 +119,7 @@ impl SessionStore {
                 .unwrap_or(SystemTime::UNIX_EPOCH);
             sessions.push(SessionInfo {
                 id: session_id_of(&path),
-                first_prompt: first_prompt(&path).map(|text| preview(&text)),
+                first_prompt: first_prompt(&path).map(|text| preview(&text, FIRST_PROMPT_CHARS)),
                 path,
                 modified,
             });
@@ -316,13 +316,14 @@ fn ends_with_newline(file: &mut File) -> std::io::Result<bool> {
     Ok(last[0] == b'\n')
 }
 
-/// A one-line preview of a prompt: whitespace collapsed, cut at a character boundary.
-fn preview(text: &str) -> String {
+/// A one-line preview of a prompt: whitespace collapsed, cut to at most `chars` characters
+/// (the last one `…` when cut).
+pub fn preview(text: &str, chars: usize) -> String {
     let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if collapsed.chars().count() <= FIRST_PROMPT_CHARS {
+    if collapsed.chars().count() <= chars {
         return collapsed;
     }
-    let mut cut: String = collapsed.chars().take(FIRST_PROMPT_CHARS - 1).collect();
+    let mut cut: String = collapsed.chars().take(chars.saturating_sub(1)).collect();
     cut.push('…');
     cut
 }

@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use larik_agent::Budget;
 use larik_protocol::Usage;
-use larik_session::{LoadedSession, SessionStore};
+use larik_session::{LoadedSession, SessionStore, preview};
 
 /// How many sessions `/resume` lists.
 const LISTED_SESSIONS: usize = 20;
@@ -67,7 +67,7 @@ pub fn prompts_text(loaded: &LoadedSession) -> String {
         text.push_str(&format!(
             "{}. {}\n",
             index + 1,
-            one_line(prompt, PROMPT_CHARS)
+            preview(prompt, PROMPT_CHARS)
         ));
     }
     text
@@ -100,7 +100,7 @@ pub fn sessions_text(store: &SessionStore, cwd: &Path, current: &str) -> String 
         let prompt = info
             .first_prompt
             .as_deref()
-            .map_or_else(|| "(no prompt)".to_string(), |prompt| one_line(prompt, 60));
+            .map_or_else(|| "(no prompt)".to_string(), |prompt| preview(prompt, 60));
         text.push_str(&format!(
             "| `{}`{marker} | {} | {} | {model} | {cost} |\n",
             info.id,
@@ -130,17 +130,6 @@ fn age(now: SystemTime, then: SystemTime) -> String {
     }
 }
 
-/// `text` on one line, whitespace collapsed, cut at `chars` characters.
-fn one_line(text: &str, chars: usize) -> String {
-    let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if collapsed.chars().count() <= chars {
-        return collapsed;
-    }
-    let mut cut: String = collapsed.chars().take(chars - 1).collect();
-    cut.push('…');
-    cut
-}
-
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -148,14 +137,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ages_and_lines_read_well() {
+    fn ages_read_well() {
         let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
         assert_eq!(age(now, now), "just now");
         assert_eq!(age(now, now - Duration::from_secs(150)), "2 min ago");
         assert_eq!(age(now, now - Duration::from_secs(7_300)), "2 h ago");
         assert_eq!(age(now, now - Duration::from_secs(200_000)), "2 d ago");
-        assert_eq!(one_line("a\n  b", 10), "a b");
-        assert_eq!(one_line("abcdefghijk", 5), "abcd…");
     }
 
     #[test]

@@ -103,21 +103,17 @@ impl Control {
             }
             (Builtin::Rewind, None) => {
                 let store = larik_session::SessionStore::new(env.data_dir()?);
-                let open = given(Branch::Append).ok_or_else(|| needs_session("rewind"))?;
-                let path = match open {
-                    Open::Latest(_) => {
-                        store
-                            .latest(cwd)?
-                            .ok_or_else(|| {
-                                SetupError::usage(format!(
-                                    "no earlier session in {}",
-                                    cwd.display()
-                                ))
-                            })?
-                            .path
-                    }
-                    Open::Id(id, _) => store.find(cwd, &id)?,
-                    _ => unreachable!("given only builds Latest or Id"),
+                let path = if args.continue_session {
+                    let latest = store.latest(cwd)?.ok_or_else(|| {
+                        SetupError::usage(format!("no earlier session in {}", cwd.display()))
+                    })?;
+                    latest.path
+                } else {
+                    let id = args
+                        .resume
+                        .as_deref()
+                        .ok_or_else(|| needs_session("rewind"))?;
+                    store.find(cwd, id)?
                 };
                 Plan::Answer(control::prompts_text(&store.load(&path)?))
             }
