@@ -205,3 +205,56 @@ async fn typescript_sdk_forks_rewinds_and_resumes_without_touching_the_source() 
     let after = std::fs::read(&source_file).expect("source");
     assert!(after.starts_with(&before), "a resume only appends");
 }
+
+/// A session file another thread of the editor continues (after its `/fork`) cannot be
+/// loaded as a second thread: the load names the thread that has it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_another_thread_continues_is_not_loaded_twice() {
+    let harness = Harness::new().await;
+    let mut raw = harness.raw();
+    let opened = raw.open_session(&harness).await;
+    let handle = opened["result"]["sessionId"]
+        .as_str()
+        .expect("session id")
+        .to_string();
+    let messages = raw
+        .request_collecting(
+            "session/prompt",
+            json!({"sessionId": handle, "prompt": [{"type": "text", "text": "/fork"}]}),
+        )
+        .await;
+    assert_eq!(
+        messages.last().expect("the answer")["result"]["stopReason"],
+        "end_turn"
+    );
+    let forked = messages
+        .iter()
+        .find_map(|message| {
+            let update = &message["params"]["update"];
+            (update["sessionUpdate"] == "session_info_update")
+                .then(|| update["_meta"]["larik"]["sessionId"].as_str())
+                .flatten()
+        })
+        .expect("the fork's id")
+        .to_string();
+    assert_ne!(forked, handle);
+
+    let load = raw
+        .request(
+            "session/load",
+            json!({"sessionId": forked, "cwd": harness.cwd(), "mcpServers": []}),
+        )
+        .await;
+    assert_eq!(load["error"]["code"], -32600, "{load}");
+    let message = load["error"]["message"].as_str().expect("message");
+    assert!(message.contains(&handle), "{message}");
+    // The editor's own thread still loads, showing the file it continues.
+    let own = raw
+        .request(
+            "session/load",
+            json!({"sessionId": handle, "cwd": harness.cwd(), "mcpServers": []}),
+        )
+        .await;
+    assert!(own.get("error").is_none(), "{own}");
+    raw.finish().await;
+}

@@ -278,6 +278,17 @@ impl Server {
                 ));
             }
             Lookup::Running(found) => {
+                // A file another thread of the editor writes now is that thread's.
+                if found.handle != session_id.to_string() {
+                    return Err(Error::new(
+                        ErrorCode::INVALID_REQUEST,
+                        format!(
+                            "session `{session_id}` is open in this editor: its conversation \
+                             continues in session `{}`",
+                            found.handle
+                        ),
+                    ));
+                }
                 // The session moved on (`/fork`, `/rewind`, `/resume`): show what it
                 // continues.
                 if found.file_id != session_id.to_string() {

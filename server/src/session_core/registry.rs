@@ -50,6 +50,8 @@ struct Live<W: Wire> {
 
 /// A running session found by id.
 pub struct Found<W: Wire> {
+    /// The id it is registered under (its handle), which the id looked up may not be.
+    pub handle: String,
     /// Where its commands go.
     pub commands: mpsc::UnboundedSender<Command<W>>,
     /// Its slash commands.
@@ -129,6 +131,7 @@ impl<W: Wire> SessionRegistry<W> {
         }
         let view = locked(&live.handle.view).clone();
         Lookup::Running(Found {
+            handle: key,
             commands: live.handle.commands.clone(),
             slash: view.slash,
             file_id: view.file_id,
