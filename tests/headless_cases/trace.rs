@@ -1,7 +1,8 @@
 //! The debug trace through `larik -p`: with `--debug` (or `LARIK_DEBUG=1`) a session writes
 //! `<id>.trace/` beside its file, whose request bodies are byte for byte what the fake
 //! model server received and whose response bodies are what it sent; no API key appears in
-//! any of its files; `larik trace ID` sums it up with its requests, tokens and retries.
+//! any of its files; `larik trace ID` sums it up with its requests, tokens and retries; a
+//! personal `"debug": true` turns it on, a shared one cannot.
 
 use std::path::{Path, PathBuf};
 
@@ -146,4 +147,41 @@ async fn the_environment_turns_the_trace_on_and_retries_are_summed_up() {
     // Without a trace, `larik trace` says how to get one.
     let output = harness.run(&["trace", "20990101-000000-abcdef"]).await;
     assert_eq!(output.status.code(), Some(2));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_personal_file_turns_the_trace_on_and_a_shared_one_cannot() {
+    let harness = Harness::new().await;
+    std::fs::create_dir_all(harness.cwd().join(".larik")).expect(".larik");
+    std::fs::write(
+        harness.cwd().join(".larik/settings.json"),
+        r#"{"debug": true}"#,
+    )
+    .expect("shared settings");
+    harness.server.enqueue(turn().text("untraced"));
+    let output = harness.run(&["-p", "hello"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("`debug` ignored"),
+        "{}",
+        stderr(&output)
+    );
+    let first = harness.session_files()[0].clone();
+    assert!(
+        !first.with_extension("trace").exists(),
+        "a shared file turns nothing on"
+    );
+
+    let config = harness.data.path().join(".config/larik");
+    std::fs::create_dir_all(&config).expect("config dir");
+    std::fs::write(config.join("config.json"), r#"{"debug": true}"#).expect("config");
+    harness.server.enqueue(turn().text("traced"));
+    let result = json_run(&harness, &[], "hello again").await;
+    let id = result["session_id"].as_str().expect("id");
+    let file = harness
+        .session_files()
+        .into_iter()
+        .find(|path| path.file_stem().is_some_and(|stem| stem == id))
+        .expect("the second session");
+    assert!(file.with_extension("trace").join("events.jsonl").is_file());
 }
