@@ -198,9 +198,10 @@ pub trait Wire: Send + Sized + 'static {
     }
 }
 
-/// Starts the task of the session `assembled` started, speaking through `wire`, with the
-/// models of `providers_with_keys` on offer and `slash` as its commands; `reopen` is how it
-/// assembles the session again when it moves. Returns the handle its front end registers.
+/// Starts the task of the session `assembled` started, speaking through `wire`, with `slash`
+/// as its commands and the models of the process's providers with a key on offer; `reopen`
+/// is how it assembles the session again when it moves. Returns the handle its front end
+/// registers.
 /// (The session's slash commands are the front end's: it parses prompts.)
 pub fn spawn<W: Wire>(
     wire: W,
