@@ -39,6 +39,9 @@ local state = {
   commands = nil,
   -- The prompt the last `/rewind N` gave back, to edit and send again.
   rewound_prompt = nil,
+  -- The ids the current conversation had before it moved (`/fork`, `/rewind`, `/resume`):
+  -- its events may still carry them.
+  earlier_ids = {},
 }
 
 --- Sets options (see `defaults` above); may be called again to change them.
@@ -78,6 +81,9 @@ local function note_session(session_id)
     if session_id ~= state.session_id then
       -- Another session may offer other commands.
       state.commands = nil
+      if state.session_id then
+        state.earlier_ids[state.session_id] = true
+      end
     end
     state.session_id = session_id
   end
@@ -108,8 +114,10 @@ handlers['larik/event'] = function(_, params)
   end
   if state.session_id == nil then
     note_session(params.sessionId)
-  elseif params.sessionId ~= state.session_id then
-    -- Another session of this server (e.g. one `:LarikNew` replaced) is not shown.
+  elseif params.sessionId ~= state.session_id and not state.earlier_ids[params.sessionId] then
+    -- Another session of this server (e.g. one `:LarikNew` replaced) is not shown. The
+    -- conversation's own earlier ids are: a prompt's answer, which names the id it moved
+    -- to, may arrive before the events sent under the id it had.
     return
   end
   if params.event.type == 'session_switched' then
@@ -177,6 +185,7 @@ local function on_exit(code)
   state.initialized = false
   state.pending = {}
   state.session_id = nil
+  state.earlier_ids = {}
   state.session_waiters = nil
   if state.running > 0 then
     state.running = 0
@@ -358,6 +367,7 @@ end
 --- sessions above a separator.
 function M.new_session()
   state.session_id = nil
+  state.earlier_ids = {}
   with_client(function(client)
     with_session(client, function(session_id)
       if session_id then
