@@ -269,8 +269,7 @@ impl Server {
         connection: &ConnectionTo<Client>,
         replay: bool,
     ) -> Result<(PermissionMode, Vec<SessionConfigOption>), Error> {
-        let mut loaded = self.find(session_id, &cwd)?;
-        let running = match self.lookup(session_id) {
+        let (file, running) = match self.lookup(session_id) {
             Lookup::Closing => {
                 return Err(Error::new(
                     ErrorCode::INVALID_REQUEST,
@@ -289,15 +288,13 @@ impl Server {
                         ),
                     ));
                 }
-                // The session moved on (`/fork`, `/rewind`, `/resume`): show what it
-                // continues.
-                if found.file_id != session_id.to_string() {
-                    loaded = self.find(&SessionId::new(found.file_id), &cwd)?;
-                }
-                Some(found.commands)
+                // The session may have moved on (`/fork`, `/rewind`, `/resume`): show the
+                // file it continues.
+                (SessionId::new(found.file_id), Some(found.commands))
             }
-            Lookup::Absent => None,
+            Lookup::Absent => (session_id.clone(), None),
         };
+        let loaded = self.find(&file, &cwd)?;
         // Built before the conversation moves into the agent, sent after it has started.
         let history = replay.then(|| history_updates(&loaded));
         let result = match running {

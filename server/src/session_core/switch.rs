@@ -99,6 +99,7 @@ impl<W: Wire> Task<W> {
     async fn switch(&mut self, destination: Move) -> Result<Switched, SetupError> {
         let from = self.state.session_id.clone();
         let store = &self.reopen.process.store;
+        let mut resumed = None;
         let (kind, open) = match &destination {
             Move::Clear => (SwitchKind::Clear, Open::Id(from.clone(), Branch::Clear)),
             Move::Fork => (SwitchKind::Fork, Open::Id(from.clone(), Branch::Fork)),
@@ -119,6 +120,8 @@ impl<W: Wire> Task<W> {
                     ))
                 })?;
                 let loaded = store.load(&path)?;
+                // Kept for the wire to show; a resume appends nothing before it is shown.
+                resumed = Some(loaded.clone());
                 (
                     SwitchKind::Resume,
                     Open::Loaded(Box::new(loaded), Branch::Append),
@@ -201,14 +204,15 @@ impl<W: Wire> Task<W> {
                 )
             }
             Move::Resume(_) => {
-                let resumed = self.reopen.process.store.load(&self.state.session_path)?;
-                let prompts = resumed.prompt_indexes.len();
+                let prompts = resumed
+                    .as_ref()
+                    .map_or(0, |resumed| resumed.prompt_indexes.len());
                 let text = format!(
                     "Resumed session `{to}` ({}, {prompts} prompt(s) in its context): this \
                      conversation now continues it, and `{from}` stays as it was. {untouched}",
                     self.state.model
                 );
-                switched.resumed = Some(resumed);
+                switched.resumed = resumed;
                 text
             }
         };
