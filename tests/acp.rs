@@ -13,6 +13,8 @@ mod control;
 mod extension;
 #[path = "acp_cases/kit.rs"]
 mod kit;
+#[path = "acp_cases/mcp.rs"]
+mod mcp;
 #[path = "acp_cases/raw.rs"]
 mod raw;
 #[path = "support/read_then_edit.rs"]

@@ -71,6 +71,10 @@ fn dependencies_point_one_way() {
         ("larik-testkit", &["larik-protocol"][..]),
         ("larik-lsp", &["larik-protocol", "larik-tools"][..]),
         (
+            "larik-mcp",
+            &["larik-protocol", "larik-tools", "larik-sandbox"][..],
+        ),
+        (
             "larik-agent",
             &[
                 "larik-protocol",
@@ -164,10 +168,17 @@ fn every_source_file_keeps_the_style_rules() {
 }
 
 /// Where a process may be started outside `larik-sandbox`, and why.
-const PROCESS_EXCEPTIONS: &[(&str, &str)] = &[(
-    "core/lsp/src/connection.rs",
-    "language servers are the user's own tools, started unsandboxed with tokio::process",
-)];
+const PROCESS_EXCEPTIONS: &[(&str, &str)] = &[
+    (
+        "core/lsp/src/connection.rs",
+        "language servers are the user's own tools, started unsandboxed with tokio::process",
+    ),
+    (
+        "core/mcp/src/stdio.rs",
+        "stdio MCP servers are programs the user configured (a shared file's only once \
+         approved), started as configured with tokio::process in a process group of their own",
+    ),
+];
 
 /// Whether `text` starts a process itself: a `Command::new(` that is not part of a longer
 /// name (such as `AvailableCommand::new(`), or a raw fork or exec.

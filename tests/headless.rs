@@ -16,6 +16,8 @@ mod config;
 mod control;
 #[path = "headless_cases/extension.rs"]
 mod extension;
+#[path = "headless_cases/mcp.rs"]
+mod mcp;
 #[path = "headless_cases/models.rs"]
 mod models;
 #[path = "support/recording.rs"]

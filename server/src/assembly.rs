@@ -15,6 +15,7 @@
 mod error;
 mod extension;
 mod language_servers;
+mod mcp;
 mod open;
 mod options;
 mod upkeep;
@@ -31,6 +32,7 @@ use larik_tools::FileAccess;
 
 pub use error::{Notice, NoticeSource, SetupError};
 pub use extension::{Contributions, EditorMcpServer, Extension, Scope, ShutDown};
+pub use mcp::McpExtension;
 pub use open::{Branch, Open};
 pub use options::{check_options, parse_mode};
 pub use upkeep::{environment, prefetch_tls};
@@ -128,6 +130,8 @@ pub struct Process {
     options: AgentOptions,
     data_dir: PathBuf,
     extensions: Vec<Arc<dyn Extension>>,
+    /// The MCP servers (one of `extensions`), for `/mcp`.
+    pub mcp: Arc<McpExtension>,
     /// The pruning of old checkpoints, started once per process.
     pruning: Mutex<Option<Pruning>>,
     /// What to stop when the process ends.
@@ -144,12 +148,19 @@ impl Process {
     ) -> Result<Process, SetupError> {
         check_options(&options)?;
         let data_dir = env.data_dir()?;
+        let mcp = Arc::new(McpExtension::new(&data_dir));
+        let extensions = own_extensions()
+            .into_iter()
+            .chain([Arc::clone(&mcp) as Arc<dyn Extension>])
+            .chain(added)
+            .collect();
         Ok(Process {
             store: SessionStore::new(&data_dir),
             env,
             options,
             data_dir,
-            extensions: own_extensions().into_iter().chain(added).collect(),
+            extensions,
+            mcp,
             pruning: Mutex::new(None),
             shutdown: Mutex::new(Vec::new()),
         })
@@ -253,20 +264,11 @@ impl Process {
         let retention_days = settings.checkpoint_retention_days;
         self.prune_checkpoints_once(move || retention_days);
 
-        if !editor_mcp_servers.is_empty() {
-            notices.push(Notice::configuration(format!(
-                "the editor's MCP servers ({}) are not connected: this build has no MCP client",
-                editor_mcp_servers
-                    .iter()
-                    .map(EditorMcpServer::name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-        }
         let scope = Scope {
             env: &self.env,
             cwd: &cwd,
             settings: &settings,
+            editor_mcp_servers: &editor_mcp_servers,
         };
         let mut commands = Vec::new();
         for extension in &self.extensions {
@@ -276,6 +278,7 @@ impl Process {
                 .map_err(|error| error.context(extension.name()))?;
             let Contributions {
                 tools,
+                late_tools,
                 hooks,
                 commands: added,
                 prompt_sections,
@@ -287,6 +290,11 @@ impl Process {
             for tool in tools {
                 config.tools.register_from(tool, extension.name());
             }
+            config.late_tools.extend(
+                late_tools
+                    .into_iter()
+                    .map(|source| options::without_disallowed_tools(&self.options, source)),
+            );
             config.prompt_sections.extend(
                 prompt_sections
                     .into_iter()

@@ -34,6 +34,9 @@ pub enum Builtin {
     /// `/config [set KEY VALUE]`: the merged configuration and where each value comes
     /// from, or a change to the personal file.
     Config,
+    /// `/mcp [approve NAME]`: the MCP servers and their state, or an approval of a shared
+    /// one.
+    Mcp,
 }
 
 /// A command the registry knows.
@@ -223,6 +226,12 @@ fn builtin() -> Vec<CommandSpec> {
             Some("set KEY VALUE (optional)"),
             Builtin::Config,
         ),
+        CommandSpec::builtin(
+            "mcp",
+            "Show the MCP servers and their state, or approve a repository's server",
+            Some("approve NAME (optional)"),
+            Builtin::Mcp,
+        ),
     ]
 }
 
@@ -272,7 +281,7 @@ mod tests {
             names,
             [
                 "compact", "model", "mode", "cost", "undo", "clear", "fork", "rewind", "resume",
-                "context", "config"
+                "context", "config", "mcp"
             ]
         );
     }
@@ -294,6 +303,6 @@ mod tests {
             commands.parse("/explain the tests"),
             prompt("Explain this project.\n\nthe tests")
         );
-        assert_eq!(commands.advertised().len(), 13);
+        assert_eq!(commands.advertised().len(), 14);
     }
 }

@@ -46,6 +46,14 @@ pub async fn run(args: Cli, extensions: Vec<Arc<dyn Extension>>) -> Result<ExitC
                 return Ok(ExitCode::SUCCESS);
             }
             Plan::Open(open) => open,
+            Plan::CheckMcp => {
+                let process = Process::new(env, args.agent.clone(), extensions)?;
+                let text = process.mcp.check(&process.env, &cwd).await;
+                finish(&process).await;
+                let mut printer = Printer::new(args.output_format, args.verbose);
+                printer.result(&Outcome::answered(text), started);
+                return Ok(ExitCode::SUCCESS);
+            }
         },
         None => open(&args)?,
     };

@@ -39,7 +39,7 @@ use tokio::task::JoinHandle;
 
 pub use registry::{Lookup, SessionHandle, SessionRegistry, SessionView};
 pub use switch::{Reopen, Switched};
-pub use work::{LocalReply, Move, Work, config_setting, prompt_number};
+pub use work::{LocalReply, Move, Work, config_setting, mcp_approval, prompt_number};
 
 use crate::assembly::Assembled;
 use crate::commands::SlashCommands;

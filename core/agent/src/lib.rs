@@ -14,6 +14,7 @@ mod context;
 mod guard;
 pub mod hooks;
 mod instructions;
+mod late_tools;
 mod prompt;
 mod runner;
 mod turn;
@@ -73,6 +74,9 @@ pub struct AgentConfig {
     pub retry: RetryPolicy,
     /// The tools offered.
     pub tools: ToolRegistry,
+    /// Sources of tools known only later (MCP servers still connecting), asked once per
+    /// context just before its first request; what they have then joins `tools`.
+    pub late_tools: Vec<Arc<dyn larik_tools::LateTools>>,
     /// Tool output and size limits.
     pub limits: ToolLimits,
     /// The process launcher.
@@ -147,6 +151,7 @@ impl AgentConfig {
             reasoning: None,
             retry: RetryPolicy::default(),
             tools: ToolRegistry::builtin(),
+            late_tools: Vec::new(),
             limits: ToolLimits::default(),
             system_prompt: None,
             append_system_prompt: None,

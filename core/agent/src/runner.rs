@@ -79,6 +79,8 @@ pub(crate) struct Runner {
     /// Whether the transcript starts with a compaction's summary.
     pub(crate) starts_with_summary: bool,
     pub(crate) tool_specs: Vec<ToolSpec>,
+    /// Late tool sources not yet asked in this context.
+    pub(crate) late_tools: Vec<Arc<dyn larik_tools::LateTools>>,
     pub(crate) shared: Arc<Shared>,
     pub(crate) events: EventSink,
     pub(crate) next_request_id: u64,
@@ -109,15 +111,7 @@ impl Runner {
             budget.charge(session.usage.cost_usd);
         }
         let policy = PermissionPolicy::new(config.mode, config.rules.clone(), config.home.clone());
-        let tool_specs: Vec<ToolSpec> = config
-            .tools
-            .iter()
-            .map(|tool| ToolSpec {
-                name: tool.name().to_string(),
-                description: tool.description().to_string(),
-                input_schema: tool.input_schema(),
-            })
-            .collect();
+        let tool_specs = crate::late_tools::tool_specs(&config.tools);
         let turn_number = session
             .messages
             .iter()
@@ -134,6 +128,7 @@ impl Runner {
             usage: session.usage,
             turn_number,
             tool_specs,
+            late_tools: config.late_tools.clone(),
             shared: Arc::new(Shared {
                 policy: Mutex::new(policy),
                 pending: Mutex::new(HashMap::new()),
@@ -187,15 +182,19 @@ impl Runner {
             match op {
                 Op::UserTurn { content } => {
                     let cancel = CancellationToken::new();
-                    inbox
-                        .drive(self.run_turn(content, cancel.clone()), &cancel)
-                        .await;
+                    let turn = async {
+                        self.load_late_tools(Some(&cancel)).await;
+                        self.run_turn(content, cancel.clone()).await;
+                    };
+                    inbox.drive(turn, &cancel).await;
                 }
                 Op::Compact { instructions } => {
                     let cancel = CancellationToken::new();
-                    inbox
-                        .drive(self.compact(instructions, cancel.clone()), &cancel)
-                        .await;
+                    let compaction = async {
+                        self.load_late_tools(Some(&cancel)).await;
+                        self.compact(instructions, cancel.clone()).await;
+                    };
+                    inbox.drive(compaction, &cancel).await;
                 }
                 Op::SetMode { mode } => inbox.set_mode(mode),
                 Op::SetModel { model } => self.switch_model(model),
@@ -204,7 +203,10 @@ impl Runner {
                     self.events.emit(Event::ReasoningChanged { effort });
                 }
                 Op::Undo => self.undo(),
-                Op::DescribeContext => self.describe_context(),
+                Op::DescribeContext => {
+                    self.load_late_tools(None).await;
+                    self.describe_context();
+                }
                 Op::Interrupt => {}
                 Op::PermissionReply { request_id, .. } => self.events.emit(Event::Notice {
                     message: format!(

@@ -114,6 +114,20 @@ pub struct McpServerSettings {
     pub url: Option<String>,
     /// `type`: `stdio`, `http` or `sse` (from `command`/`url` when absent).
     pub transport: Option<String>,
+    /// `headers`: sent with every request to a remote server.
+    pub headers: BTreeMap<String, String>,
+    /// `startup_timeout` (seconds): how long it may take to start and answer the
+    /// handshake.
+    pub startup_timeout: Option<std::time::Duration>,
+    /// `connect_timeout` (seconds): how long a context's first request waits for it while
+    /// it connects.
+    pub connect_timeout: Option<std::time::Duration>,
+    /// `tool_timeout` (seconds): how long one tool call may take.
+    pub tool_timeout: Option<std::time::Duration>,
+    /// `max_output_tokens`: most tokens of one tool result passed to the model.
+    pub max_output_tokens: Option<u64>,
+    /// `disabled`: configured but not to be started.
+    pub disabled: bool,
     /// The file it came from.
     pub file: PathBuf,
 }
@@ -558,6 +572,13 @@ impl Layer<'_> {
                 .and_then(Value::as_str)
                 .map(str::to_string)
         };
+        let seconds = |field: &str| {
+            fields
+                .get(field)
+                .and_then(Value::as_f64)
+                .filter(|seconds| *seconds > 0.0)
+                .and_then(|seconds| std::time::Duration::try_from_secs_f64(seconds).ok())
+        };
         let server = McpServerSettings {
             command: text("command"),
             args: fields
@@ -570,21 +591,24 @@ impl Layer<'_> {
                         .collect()
                 })
                 .unwrap_or_default(),
-            env: fields
-                .get("env")
-                .and_then(Value::as_object)
-                .map(|env| {
-                    env.iter()
-                        .filter_map(|(name, value)| {
-                            Some((name.clone(), value.as_str()?.to_string()))
-                        })
-                        .collect()
-                })
-                .unwrap_or_default(),
+            env: string_map(fields.get("env")),
             url: text("url"),
             transport: text("type"),
+            headers: string_map(fields.get("headers")),
+            startup_timeout: seconds("startup_timeout"),
+            connect_timeout: seconds("connect_timeout"),
+            tool_timeout: seconds("tool_timeout"),
+            max_output_tokens: fields.get("max_output_tokens").and_then(Value::as_u64),
+            disabled: fields.get("disabled").and_then(Value::as_bool) == Some(true),
             file: self.file.path.clone(),
         };
+        for field in ["startup_timeout", "connect_timeout", "tool_timeout"] {
+            if fields.get(field).is_some() && seconds(field).is_none() {
+                self.notice(format!(
+                    "`{key}.{field}` ignored: it must be a positive number of seconds"
+                ));
+            }
+        }
         if server.command.is_none() && server.url.is_none() {
             self.notice(format!("`{key}` ignored: it needs a `command` or a `url`"));
             return None;
@@ -651,4 +675,17 @@ impl Layer<'_> {
             lsp.servers.insert(name.clone(), server);
         }
     }
+}
+
+/// The string values of a JSON object (`env`, `headers`); anything else is left out.
+fn string_map(value: Option<&Value>) -> BTreeMap<String, String> {
+    value
+        .and_then(Value::as_object)
+        .map(|object| {
+            object
+                .iter()
+                .filter_map(|(name, value)| Some((name.clone(), value.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
 }

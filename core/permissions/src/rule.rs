@@ -185,7 +185,12 @@ impl Rule {
                 rule: text.to_owned(),
             });
         }
-        if !name
+        // `*` only in `mcp__<server>__*`, Claude Code's spelling of every tool of a server.
+        let plain = name
+            .strip_suffix("__*")
+            .filter(|_| name.starts_with("mcp__"));
+        if !plain
+            .unwrap_or(name)
             .chars()
             .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
         {
@@ -223,8 +228,23 @@ impl Rule {
         match self.key.as_str() {
             "read" if category == ToolCategory::Read => true,
             "edit" if category == ToolCategory::Edit => true,
-            key => key == normalize_tool_name(tool),
+            key => key == normalize_tool_name(tool) || self.covers_mcp_server_of(tool),
         }
+    }
+
+    /// Whether the rule is `mcp__<server>` or `mcp__<server>__*` and `tool` is one of that
+    /// server's tools (`mcp__<server>__<name>`).
+    fn covers_mcp_server_of(&self, tool: &str) -> bool {
+        let Some(server) = self.tool.strip_prefix("mcp__") else {
+            return false;
+        };
+        let server = server.strip_suffix("__*").unwrap_or(server);
+        !server.is_empty()
+            && !server.contains("__")
+            && tool
+                .strip_prefix("mcp__")
+                .and_then(|rest| rest.strip_prefix(server))
+                .is_some_and(|rest| rest.starts_with("__") && rest.len() > 2)
     }
 
     /// Whether the rule has no specifier, so it covers every call of its tool.

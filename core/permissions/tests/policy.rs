@@ -590,6 +590,33 @@ fn tool_names_are_case_insensitive_and_ignore_underscores() {
         Call::Tool("mcp__srv__other", false),
         "ask mcp__srv__other",
     );
+    // A server's name alone, or with `__*`, covers each of its tools and no other server's.
+    for rule in ["mcp__srv", "mcp__srv__*"] {
+        check(
+            Default,
+            &[("allow", rule)],
+            Call::Tool("mcp__srv__other", false),
+            "allow",
+        );
+        check(
+            Default,
+            &[("deny", rule)],
+            Call::Tool("mcp__srv__list", true),
+            "deny denied by the rule `mcp__srv",
+        );
+        check(
+            Default,
+            &[("allow", rule)],
+            Call::Tool("mcp__srv2__do", false),
+            "ask mcp__srv2__do",
+        );
+    }
+    check(
+        Default,
+        &[("allow", "mcp__s__*")],
+        Call::Tool("mcp__s__", false),
+        "ask mcp__s__",
+    );
     // Kept for later: fetch calls carry no URL yet, so a domain rule allows nothing.
     check(
         Default,

@@ -63,11 +63,11 @@ enum Ending {
 
 #[async_trait::async_trait]
 impl Tool for BashTool {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "bash"
     }
 
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Runs a command with bash and returns its output (standard output and standard error \
          interleaved) and exit code. Every call starts in the project directory: a `cd` does \
          not carry over to the next call, so chain commands (`cd sub && make`) or use paths. \

@@ -191,11 +191,11 @@ async fn plan(
 
 #[async_trait::async_trait]
 impl Tool for EditTool {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "edit"
     }
 
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Replaces an exact string in a file. `old_string` must match the file's text exactly, \
          including indentation, and occur exactly once; add surrounding lines to make it \
          unique, or set `replace_all` to replace every occurrence. An empty `old_string` \

@@ -37,11 +37,11 @@ const MAX_RESULTS: usize = 100;
 
 #[async_trait::async_trait]
 impl Tool for GlobTool {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "glob"
     }
 
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Finds files by glob pattern, e.g. \"**/*.rs\" or \"src/**/*.{ts,tsx}\" (`*` stays \
          within one directory, `**` crosses directories). Skips files ignored by .gitignore \
          and hidden files. Returns paths relative to the search directory, most recently \

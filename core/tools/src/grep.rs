@@ -69,11 +69,11 @@ struct GrepInput {
 
 #[async_trait::async_trait]
 impl Tool for GrepTool {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "grep"
     }
 
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Searches file contents with a regular expression (ripgrep syntax), skipping files \
          ignored by .gitignore and hidden files. `output_mode`: \"files_with_matches\" \
          (default, paths only, most recently modified first), \"content\" (matching lines, with `-n`, `-A`, `-B`, `-C`), or \

@@ -21,6 +21,7 @@ mod files;
 mod glob;
 mod grep;
 mod input;
+mod late;
 mod multi_edit;
 mod output;
 mod paths;
@@ -46,6 +47,7 @@ pub use feedback::EditFeedback;
 pub use files::{DiskFiles, FileAccess};
 pub use glob::GlobTool;
 pub use grep::GrepTool;
+pub use late::{LateToolSet, LateTools};
 pub use multi_edit::MultiEditTool;
 pub use read::ReadTool;
 pub use todo::TodoWriteTool;
@@ -199,9 +201,9 @@ pub enum CallTarget {
 #[async_trait::async_trait]
 pub trait Tool: Send + Sync {
     /// The name the model calls it by.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &str;
     /// What it does, for the model.
-    fn description(&self) -> &'static str;
+    fn description(&self) -> &str;
     /// JSON schema of the input object.
     fn input_schema(&self) -> Value;
     /// What kind of action it is.

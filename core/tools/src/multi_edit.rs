@@ -91,11 +91,11 @@ async fn plan(
 
 #[async_trait::async_trait]
 impl Tool for MultiEditTool {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "multi_edit"
     }
 
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Makes several exact-string replacements in one file. Edits apply in order, each to \
          the result of the previous ones, with the same rules as `edit` (exact match, unique \
          unless `replace_all`). Either every edit applies or none does. As with `edit`, an \

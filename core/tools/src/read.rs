@@ -38,11 +38,11 @@ const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 
 #[async_trait::async_trait]
 impl Tool for ReadTool {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "read"
     }
 
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Reads a file from the local file system. Text comes back in `cat -n` format: each \
          line prefixed by its 1-based number. By default reads up to 2000 lines from the \
          start; pass `offset` (1-based line) and `limit` (number of lines) to read a part of \

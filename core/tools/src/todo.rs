@@ -96,11 +96,11 @@ fn render(entries: &[PlanEntry]) -> String {
 
 #[async_trait::async_trait]
 impl Tool for TodoWriteTool {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "todo_write"
     }
 
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Keeps your task list for the current work, which the user sees as a plan. Use it \
          when a task takes several distinct steps (three or more) or the user gives a list \
          of things to do; skip it for a single quick change or a question. Send the complete \

@@ -47,11 +47,11 @@ async fn plan(input: Value, ctx: &ToolContext) -> Result<(PlannedChange, String)
 
 #[async_trait::async_trait]
 impl Tool for WriteTool {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "write"
     }
 
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Writes a file, replacing it if it exists and creating missing parent directories. \
          Prefer `edit` for changing part of an existing file. An existing file must have \
          been read (with `read`) first and not changed since; a new file needs no read."

@@ -125,8 +125,9 @@ impl Server {
                     .embedded_context(true)
                     .audio(false),
             )
-            // MCP server lists are accepted; connecting to them is not built yet.
-            .mcp_capabilities(McpCapabilities::new().http(false).sse(false))
+            // The editor's stdio and streamable HTTP servers are connected (stdio needs no
+            // announcing); SSE ones are not taken from the editor.
+            .mcp_capabilities(McpCapabilities::new().http(true).sse(false))
             .session_capabilities(
                 SessionCapabilities::new()
                     .list(SessionListCapabilities::new())

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use larik_agent::LoopHook;
 use larik_config::{Environment, Settings};
-use larik_tools::{EditFeedback, Tool};
+use larik_tools::{EditFeedback, LateTools, Tool};
 
 use super::error::{Notice, SetupError};
 use crate::commands::CommandSpec;
@@ -22,6 +22,8 @@ pub struct Scope<'a> {
     pub cwd: &'a Path,
     /// The project's configuration files, merged.
     pub settings: &'a Settings,
+    /// The MCP servers the editor gave for this session.
+    pub editor_mcp_servers: &'a [EditorMcpServer],
 }
 
 /// An MCP server an editor gives for one session (ACP `mcpServers`).
@@ -63,6 +65,9 @@ impl EditorMcpServer {
 pub struct Contributions {
     /// Tools for the registry (the disallowed-tools filter applies to them too).
     pub tools: Vec<Arc<dyn Tool>>,
+    /// Sources of tools known only later, asked at a context's first request (the
+    /// disallowed-tools filter applies to their tools too).
+    pub late_tools: Vec<Arc<dyn LateTools>>,
     /// Code that runs at points of the loop.
     pub hooks: Vec<Arc<dyn LoopHook>>,
     /// Slash commands the session offers.

@@ -13,7 +13,7 @@ use larik_protocol::PermissionMode;
 use larik_providers::{
     Endpoint, ModelRegistry, ModelRole, ModelSettings, PROVIDERS, Prices, split_model_name,
 };
-use larik_tools::ToolRegistry;
+use larik_tools::{LateToolSet, LateTools, ToolRegistry};
 
 use super::error::{Notice, SetupError};
 use crate::cli::{AgentOptions, split_rules};
@@ -231,15 +231,78 @@ fn rules(options: &AgentOptions) -> Result<RuleSet, SetupError> {
 /// A bare name in `--disallowedTools` hides the tool from the model too (`Bash`,
 /// `MultiEdit`, `grep`), besides denying its calls.
 pub fn hide_disallowed_tools(options: &AgentOptions, tools: &mut ToolRegistry) {
-    for text in split_rules(&options.disallowed_tools) {
-        if text.contains('(') {
-            continue;
+    let disallowed = Disallowed::of(options);
+    for name in tools.names() {
+        if disallowed.covers(&name) {
+            tools.remove(&name);
         }
-        let wanted = normalize_tool_name(&text);
-        for name in tools.names() {
-            if normalize_tool_name(&name) == wanted {
-                tools.remove(&name);
+    }
+}
+
+/// `source` with the tools `--disallowedTools` names left out of what it gives.
+pub fn without_disallowed_tools(
+    options: &AgentOptions,
+    source: Arc<dyn LateTools>,
+) -> Arc<dyn LateTools> {
+    let disallowed = Disallowed::of(options);
+    if disallowed.names.is_empty() {
+        return source;
+    }
+    Arc::new(FilteredLateTools { source, disallowed })
+}
+
+/// The tool names `--disallowedTools` takes away (bare names; a rule with a specifier
+/// only denies calls).
+struct Disallowed {
+    names: Vec<String>,
+}
+
+impl Disallowed {
+    fn of(options: &AgentOptions) -> Self {
+        Disallowed {
+            names: split_rules(&options.disallowed_tools)
+                .into_iter()
+                .filter(|text| !text.contains('('))
+                .collect(),
+        }
+    }
+
+    /// Whether `tool` is named, in any spelling, or is a tool of a server named as
+    /// `mcp__<server>` or `mcp__<server>__*`.
+    fn covers(&self, tool: &str) -> bool {
+        let wanted = normalize_tool_name(tool);
+        self.names.iter().any(|name| {
+            if normalize_tool_name(name) == wanted {
+                return true;
             }
-        }
+            let Some(server) = name.strip_prefix("mcp__") else {
+                return false;
+            };
+            let server = server.strip_suffix("__*").unwrap_or(server);
+            !server.contains("__")
+                && tool
+                    .strip_prefix(&format!("mcp__{server}__"))
+                    .is_some_and(|rest| !rest.is_empty())
+        })
+    }
+}
+
+/// A late tool source whose disallowed tools are left out.
+struct FilteredLateTools {
+    source: Arc<dyn LateTools>,
+    disallowed: Disallowed,
+}
+
+#[async_trait::async_trait]
+impl LateTools for FilteredLateTools {
+    fn source(&self) -> &str {
+        self.source.source()
+    }
+
+    async fn tools(&self) -> LateToolSet {
+        let mut set = self.source.tools().await;
+        set.tools
+            .retain(|tool| !self.disallowed.covers(tool.name()));
+        set
     }
 }

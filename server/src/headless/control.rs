@@ -10,11 +10,11 @@ use std::path::Path;
 use larik_config::Environment;
 
 use super::open;
-use crate::assembly::{Assembled, Branch, Open, SetupError};
+use crate::assembly::{Assembled, Branch, McpExtension, Open, SetupError};
 use crate::cli::Cli;
 use crate::commands::{Builtin, Invocation, SlashCommands};
 use crate::control;
-use crate::session_core::{config_setting, prompt_number};
+use crate::session_core::{config_setting, mcp_approval, prompt_number};
 
 /// A session-control command given as the prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +29,8 @@ pub(super) enum Plan {
     Answer(String),
     /// The session opens this way, then [`after_start`] answers.
     Open(Open),
+    /// `/mcp`: each configured server is started and waited for, then listed.
+    CheckMcp,
 }
 
 impl Control {
@@ -50,6 +52,7 @@ impl Control {
                 | Builtin::Context
                 | Builtin::Cost
                 | Builtin::Config
+                | Builtin::Mcp
         )
         .then_some(Control { command, argument })
     }
@@ -87,6 +90,11 @@ impl Control {
             ));
         }
         Ok(match (self.command, argument) {
+            (Builtin::Mcp, None) => Plan::CheckMcp,
+            (Builtin::Mcp, Some(argument)) => Plan::Answer(
+                McpExtension::approve(env, cwd, &mcp_approval(argument)?)
+                    .map_err(SetupError::usage)?,
+            ),
             (Builtin::Config, None) => Plan::Answer(control::config_text(env, cwd)),
             (Builtin::Config, Some(argument)) => {
                 let (key, value) = config_setting(argument)?;

@@ -6,6 +6,7 @@ use larik_protocol::PermissionMode;
 use larik_providers::KNOWN_MODELS;
 
 use super::{LocalReply, Reopen, State};
+use crate::assembly::McpExtension;
 use crate::control;
 
 /// A human name and description for each mode.
@@ -67,6 +68,13 @@ pub(super) fn local_reply(reply: LocalReply, state: &State, reopen: &Reopen) -> 
             control::sessions_text(&reopen.process.store, &state.cwd, &state.session_id)
         }
         LocalReply::Config => control::config_text(&reopen.process.env, &state.cwd),
+        LocalReply::Mcp => reopen.process.mcp.report(&reopen.process.env, &state.cwd),
+        LocalReply::McpApprove(name) => {
+            match McpExtension::approve(&reopen.process.env, &state.cwd, &name) {
+                Ok(text) => text,
+                Err(error) => format!("**Error:** {error}"),
+            }
+        }
         LocalReply::SetConfig { key, value } => {
             match control::set_config(&reopen.process.env, &state.cwd, &key, &value) {
                 Ok(text) => text,

@@ -55,6 +55,10 @@ pub enum LocalReply {
     Sessions,
     /// The configuration and where each value comes from.
     Config,
+    /// The MCP servers and their state.
+    Mcp,
+    /// An approval of the shared MCP server of this name.
+    McpApprove(String),
     /// A change to the personal configuration file.
     SetConfig {
         /// The dotted key.
@@ -91,6 +95,10 @@ impl Work {
                 let (key, value) = config_setting(&argument)?;
                 Work::Reply(LocalReply::SetConfig { key, value })
             }
+            (Builtin::Mcp, None) => Work::Reply(LocalReply::Mcp),
+            (Builtin::Mcp, Some(argument)) => {
+                Work::Reply(LocalReply::McpApprove(mcp_approval(&argument)?))
+            }
         })
     }
 }
@@ -102,6 +110,16 @@ pub fn prompt_number(text: &str) -> Result<usize, SetupError> {
         _ => Err(SetupError::usage(format!(
             "`/rewind {text}`: give the number of a prompt, as `/rewind` lists them"
         ))),
+    }
+}
+
+/// The server `/mcp approve NAME` names.
+pub fn mcp_approval(argument: &str) -> Result<String, SetupError> {
+    match argument.split_whitespace().collect::<Vec<_>>().as_slice() {
+        ["approve", name] => Ok(name.to_string()),
+        _ => Err(SetupError::usage(
+            "use `/mcp` to list the MCP servers, or `/mcp approve NAME`",
+        )),
     }
 }
 

@@ -62,11 +62,11 @@ struct Plan {
 
 #[async_trait::async_trait]
 impl Tool for ApplyCodeActionTool {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "apply_code_action"
     }
 
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Applies a code action (a quick fix or refactoring) that the file's language server \
          offers for a line, as listed by the `lsp` tool's `code_actions` operation (with the \
          same `line`, and `column` if one was given). `title` must be the action's exact \

@@ -66,11 +66,11 @@ struct LspInput {
 
 #[async_trait::async_trait]
 impl Tool for LspTool {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "lsp"
     }
 
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Asks the language server of a file what an editor would show. Operations: \
          `definition`, `references` and `hover` at `line` and `column` (1-based, the column \
          counted in characters; point at the name); `document_symbols` (the file's outline); \

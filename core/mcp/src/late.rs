@@ -1,0 +1,96 @@
+//! The MCP tools of one context: the session's servers, each waited for at most its
+//! connect wait when the context's first request asks, and the tools of those ready then,
+//! named uniquely in a fixed order. A server not ready is named in a notice; its tools
+//! join at the next fresh context.
+
+use std::sync::Arc;
+
+use larik_tools::{LateToolSet, LateTools, Tool};
+
+use crate::naming::{UniqueNames, tool_name};
+use crate::resources::{ListResources, ReadResource};
+use crate::servers::{Server, ServerStatus};
+use crate::tool::McpTool;
+
+/// The extension's name, as `/context` shows the source of MCP tools.
+pub const SOURCE: &str = "MCP";
+
+/// The servers of one session, as a late tool source.
+pub struct SessionTools {
+    servers: Vec<Arc<Server>>,
+}
+
+impl SessionTools {
+    /// The tools of `servers`.
+    pub fn new(mut servers: Vec<Arc<Server>>) -> Self {
+        servers.sort_by(|a, b| a.name().cmp(b.name()));
+        SessionTools { servers }
+    }
+}
+
+#[async_trait::async_trait]
+impl LateTools for SessionTools {
+    fn source(&self) -> &str {
+        SOURCE
+    }
+
+    async fn tools(&self) -> LateToolSet {
+        let ready = futures::future::join_all(
+            self.servers
+                .iter()
+                .map(|server| server.ready_within(server.spec().connect_wait)),
+        )
+        .await;
+        let mut set = LateToolSet::default();
+        let with_resources: Vec<Arc<Server>> = self
+            .servers
+            .iter()
+            .filter(|server| server.has_resources())
+            .cloned()
+            .collect();
+        if !with_resources.is_empty() {
+            set.tools
+                .push(Arc::new(ListResources::new(with_resources.clone())));
+            set.tools.push(Arc::new(ReadResource::new(with_resources)));
+        }
+        let mut names = UniqueNames::default();
+        for (server, connection) in self.servers.iter().zip(ready) {
+            let Some(connection) = connection else {
+                set.notices.push(match server.status() {
+                    ServerStatus::Connecting => format!(
+                        "MCP server `{}` is still starting; its tools join at the next fresh \
+                         context (/clear)",
+                        server.name()
+                    ),
+                    status => format!("MCP server `{}`: {status}", server.name()),
+                });
+                continue;
+            };
+            if let Err(why) = connection.refresh_tools().await {
+                set.notices
+                    .push(format!("MCP server `{}`: {why}", server.name()));
+            }
+            let mut listed = connection.tools.lock().await.clone();
+            listed.sort_by(|a, b| {
+                let name = |tool: &serde_json::Value| {
+                    tool.get("name")
+                        .and_then(serde_json::Value::as_str)
+                        .unwrap_or_default()
+                        .to_string()
+                };
+                name(a).cmp(&name(b))
+            });
+            for tool in &listed {
+                let Some(own) = tool.get("name").and_then(serde_json::Value::as_str) else {
+                    continue;
+                };
+                let name = names.claim(tool_name(server.name(), own));
+                if let Some(tool) = McpTool::new(Arc::clone(server), name, tool) {
+                    set.tools.push(Arc::new(tool) as Arc<dyn Tool>);
+                }
+            }
+        }
+        set.tools.sort_by(|a, b| a.name().cmp(b.name()));
+        set
+    }
+}

@@ -1,0 +1,31 @@
+//! The MCP client.
+//!
+//! Servers are reached over stdio (a child process), streamable HTTP or the legacy
+//! HTTP+SSE transport, through the official Rust SDK. A [`ServerPool`] starts each
+//! configured server in the background the moment a session names it and shares it with
+//! every session that defines it the same way; nothing waits for it then. A session's
+//! [`SessionTools`] is the agent's late tool source: at a context's first request it waits
+//! for each server at most its connect wait, and the tools of the servers ready then join
+//! the context as `mcp__<server>__<tool>` tools ([`McpTool`]); a server that comes up later
+//! joins at the next fresh context, so the tool set of a context never changes. This crate
+//! knows nothing of front ends or configuration files: it takes [`ServerSpec`]s.
+
+mod connect;
+mod content;
+mod late;
+mod log;
+pub mod naming;
+mod resources;
+mod servers;
+mod spec;
+mod stdio;
+mod tool;
+
+pub use late::{SOURCE, SessionTools};
+pub use log::ServerLog;
+pub use servers::{Server, ServerPool, ServerStatus};
+pub use spec::{
+    DEFAULT_CONNECT_WAIT, DEFAULT_OUTPUT_TOKENS, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT,
+    ServerSpec, TransportSpec,
+};
+pub use tool::McpTool;

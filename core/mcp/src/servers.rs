@@ -1,0 +1,328 @@
+//! The servers of a process. Each configured server connects in the background as soon
+//! as a session names it (nothing waits for it then); its state is watched by whoever
+//! needs it: a context's first request waits for it at most its connect wait, `/mcp`
+//! reads it as it stands. A server is shared by every session whose configuration
+//! defines it the same way; one that failed or whose session ended is started again
+//! when the next session (or `/clear`) asks for it.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use larik_protocol::sync::locked;
+use tokio::sync::watch;
+
+use crate::connect::{self, Connection};
+use crate::log::ServerLog;
+use crate::spec::ServerSpec;
+
+/// Where a server stands.
+#[derive(Clone)]
+pub(crate) enum State {
+    Connecting,
+    Ready(Arc<Connection>),
+    Failed(String),
+}
+
+/// Where a server stands, as `/mcp` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerStatus {
+    /// Starting, or waiting for its handshake.
+    Connecting,
+    /// Connected, offering this many tools.
+    Ready {
+        /// How many tools it lists.
+        tools: usize,
+    },
+    /// Could not connect, or stopped; why.
+    Failed(String),
+}
+
+impl std::fmt::Display for ServerStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServerStatus::Connecting => f.write_str("connecting"),
+            ServerStatus::Ready { tools: 1 } => f.write_str("ready with 1 tool"),
+            ServerStatus::Ready { tools } => write!(f, "ready with {tools} tools"),
+            ServerStatus::Failed(why) => write!(f, "failed: {why}"),
+        }
+    }
+}
+
+/// One server and its connection.
+pub struct Server {
+    spec: ServerSpec,
+    log: Arc<ServerLog>,
+    state: watch::Sender<State>,
+}
+
+impl Server {
+    /// Starts connecting to `spec`'s server in the background, logging in `logs_dir`.
+    pub fn start(spec: ServerSpec, logs_dir: &std::path::Path) -> Arc<Server> {
+        let log = Arc::new(ServerLog::open(logs_dir, &spec.name));
+        let (state, _) = watch::channel(State::Connecting);
+        let server = Arc::new(Server { spec, log, state });
+        let connecting = Arc::clone(&server);
+        tokio::spawn(async move {
+            let state = match connect::connect(&connecting.spec, Arc::clone(&connecting.log)).await
+            {
+                Ok(connection) => State::Ready(Arc::new(connection)),
+                Err(why) => {
+                    connecting.log.line(&format!("failed: {why}"));
+                    State::Failed(why)
+                }
+            };
+            connecting.state.send_replace(state);
+        });
+        server
+    }
+
+    /// Its definition.
+    pub fn spec(&self) -> &ServerSpec {
+        &self.spec
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    /// Its log file.
+    pub fn log_path(&self) -> &std::path::Path {
+        self.log.path()
+    }
+
+    /// Where it stands now.
+    pub fn status(&self) -> ServerStatus {
+        match &*self.state.borrow() {
+            State::Connecting => ServerStatus::Connecting,
+            State::Ready(connection) if connection.is_closed() => {
+                ServerStatus::Failed("the server stopped".to_string())
+            }
+            State::Ready(connection) => ServerStatus::Ready {
+                tools: connection
+                    .tools
+                    .try_lock()
+                    .map(|tools| tools.len())
+                    .unwrap_or_default(),
+            },
+            State::Failed(why) => ServerStatus::Failed(why.clone()),
+        }
+    }
+
+    /// Its connection, when it is ready.
+    pub(crate) fn connection(&self) -> Option<Arc<Connection>> {
+        match &*self.state.borrow() {
+            State::Ready(connection) if !connection.is_closed() => Some(Arc::clone(connection)),
+            _ => None,
+        }
+    }
+
+    /// Its connection once ready, waiting at most `wait` while it connects.
+    pub(crate) async fn ready_within(&self, wait: Duration) -> Option<Arc<Connection>> {
+        let mut states = self.state.subscribe();
+        let settled = states.wait_for(|state| !matches!(state, State::Connecting));
+        let _ = tokio::time::timeout(wait, settled).await;
+        self.connection()
+    }
+
+    /// Waits until it is no longer connecting (ready, or failed with why).
+    pub async fn settled(&self) -> ServerStatus {
+        let mut states = self.state.subscribe();
+        let _ = states
+            .wait_for(|state| !matches!(state, State::Connecting))
+            .await;
+        self.status()
+    }
+
+    /// Whether a session asking for it now should start it again: it failed, or its
+    /// process or stream ended.
+    fn needs_restart(&self) -> bool {
+        match &*self.state.borrow() {
+            State::Connecting => false,
+            State::Ready(connection) => connection.is_closed(),
+            State::Failed(_) => true,
+        }
+    }
+
+    /// Whether it is ready and offers resources.
+    pub(crate) fn has_resources(&self) -> bool {
+        self.connection()
+            .is_some_and(|connection| connection.has_resources)
+    }
+
+    /// One line per resource and resource template it lists.
+    pub(crate) async fn list_resources(&self) -> Result<Vec<String>, String> {
+        let connection = self.connected()?;
+        let within = self.spec.tool_timeout;
+        let peer = connection.service.peer();
+        let listed = async {
+            let resources = peer
+                .list_all_resources()
+                .await
+                .map_err(|error| format!("cannot list its resources: {error}"))?;
+            // Templates are optional; a server without them answers with an error.
+            let templates = peer.list_all_resource_templates().await.unwrap_or_default();
+            Ok::<_, String>((resources, templates))
+        };
+        let (resources, templates) = tokio::time::timeout(within, listed)
+            .await
+            .map_err(|_| format!("no answer within {} s", within.as_secs_f64()))??;
+        let field = |value: &serde_json::Value, name: &str| {
+            value
+                .get(name)
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let mut lines = Vec::new();
+        for resource in resources
+            .iter()
+            .filter_map(|r| serde_json::to_value(r).ok())
+        {
+            lines.push(describe_resource(
+                &field(&resource, "uri"),
+                &field(&resource, "name"),
+                &field(&resource, "mimeType"),
+                &field(&resource, "description"),
+            ));
+        }
+        for template in templates
+            .iter()
+            .filter_map(|t| serde_json::to_value(t).ok())
+        {
+            lines.push(describe_resource(
+                &format!("{} (template)", field(&template, "uriTemplate")),
+                &field(&template, "name"),
+                &field(&template, "mimeType"),
+                &field(&template, "description"),
+            ));
+        }
+        Ok(lines)
+    }
+
+    /// The resource at `uri`, as the model reads it.
+    pub async fn read_resource(&self, uri: &str) -> larik_tools::ToolOutput {
+        let connection = match self.connected() {
+            Ok(connection) => connection,
+            Err(why) => return larik_tools::ToolOutput::error(why),
+        };
+        let within = self.spec.tool_timeout;
+        let read = connection
+            .service
+            .read_resource(rmcp::model::ReadResourceRequestParams::new(uri));
+        match tokio::time::timeout(within, read).await {
+            Ok(Ok(result)) => match serde_json::to_value(&result) {
+                Ok(result) => crate::content::resource_output(&result, self.spec.output_tokens),
+                Err(error) => larik_tools::ToolOutput::error(format!(
+                    "The MCP server `{}` answered with contents Larik cannot read: {error}",
+                    self.name()
+                )),
+            },
+            Ok(Err(error)) => larik_tools::ToolOutput::error(format!(
+                "The MCP server `{}` could not read `{uri}`: {error}",
+                self.name()
+            )),
+            Err(_) => larik_tools::ToolOutput::error(format!(
+                "The MCP server `{}` did not answer within {} s.",
+                self.name(),
+                within.as_secs_f64()
+            )),
+        }
+    }
+
+    /// Its connection, or why there is none.
+    fn connected(&self) -> Result<Arc<Connection>, String> {
+        self.connection().ok_or_else(|| {
+            format!(
+                "The MCP server `{}` is not connected ({}).",
+                self.name(),
+                self.status()
+            )
+        })
+    }
+
+    /// Notes in its log that a call found it gone.
+    pub(crate) fn note(&self, text: &str) {
+        self.log.line(text);
+    }
+
+    /// Ends its session and stops its process.
+    pub async fn stop(&self) {
+        let connection = match &*self.state.borrow() {
+            State::Ready(connection) => Some(Arc::clone(connection)),
+            _ => None,
+        };
+        if let Some(connection) = connection {
+            connection.close().await;
+        }
+        self.state
+            .send_replace(State::Failed("stopped".to_string()));
+    }
+}
+
+/// Every server this process started, by definition.
+pub struct ServerPool {
+    logs_dir: PathBuf,
+    servers: Mutex<HashMap<ServerSpec, Arc<Server>>>,
+}
+
+impl ServerPool {
+    /// A pool whose servers log to `logs_dir` (`<data dir>/logs`).
+    pub fn new(logs_dir: PathBuf) -> Self {
+        ServerPool {
+            logs_dir,
+            servers: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The servers `specs` define, started now unless one with the same definition runs
+    /// (or is connecting) already. Must be called inside a tokio runtime.
+    pub fn servers_for(&self, specs: &[ServerSpec]) -> Vec<Arc<Server>> {
+        let mut servers = locked(&self.servers);
+        specs
+            .iter()
+            .map(|spec| {
+                if let Some(server) = servers.get(spec)
+                    && !server.needs_restart()
+                {
+                    return Arc::clone(server);
+                }
+                let server = Server::start(spec.clone(), &self.logs_dir);
+                servers.insert(spec.clone(), Arc::clone(&server));
+                server
+            })
+            .collect()
+    }
+
+    /// The state of the server `spec` defines, if one was started.
+    pub fn status_of(&self, spec: &ServerSpec) -> Option<ServerStatus> {
+        locked(&self.servers)
+            .get(spec)
+            .map(|server| server.status())
+    }
+
+    /// Stops every server.
+    pub async fn shutdown(&self) {
+        let servers: Vec<Arc<Server>> = locked(&self.servers).drain().map(|(_, s)| s).collect();
+        for server in servers {
+            server.stop().await;
+        }
+    }
+}
+
+/// One line of `list_mcp_resources`.
+fn describe_resource(uri: &str, name: &str, mime: &str, description: &str) -> String {
+    let mut line = uri.to_string();
+    if !name.is_empty() {
+        line.push_str(&format!(" — {name}"));
+    }
+    if !mime.is_empty() {
+        line.push_str(&format!(" ({mime})"));
+    }
+    if !description.is_empty() {
+        line.push_str(&format!(": {description}"));
+    }
+    line
+}

@@ -1,0 +1,65 @@
+//! Starting a stdio server: the configured program with its arguments and extra
+//! environment, in the project directory, in a process group of its own (so stopping it
+//! stops what it started), its stderr appended to the server's log. MCP servers run with
+//! the user's own rights, as the user configured them; a shared file's server runs only
+//! once the user approved its exact definition.
+
+use std::process::Stdio;
+
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+use crate::log::ServerLog;
+use crate::spec::TransportSpec;
+
+/// A started stdio server: the process, and the pipes MCP travels on.
+pub(crate) struct StdioChild {
+    pub(crate) child: Child,
+    pub(crate) stdout: ChildStdout,
+    pub(crate) stdin: ChildStdin,
+}
+
+/// Starts the server `transport` describes (a [`TransportSpec::Stdio`]).
+pub(crate) fn start(transport: &TransportSpec, log: &ServerLog) -> std::io::Result<StdioChild> {
+    let TransportSpec::Stdio {
+        command,
+        args,
+        env,
+        cwd,
+    } = transport
+    else {
+        return Err(std::io::Error::other("not a stdio server"));
+    };
+    let stderr = log
+        .for_stderr()
+        .map(Stdio::from)
+        .unwrap_or_else(Stdio::null);
+    let mut child = Command::new(command)
+        .args(args)
+        .envs(env)
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()?;
+    if let Some(pid) = child.id() {
+        // Killed with the other groups when Larik exits, whatever else happens.
+        larik_sandbox::note_started_group(pid);
+    }
+    let stdout = child.stdout.take().expect("stdout was piped");
+    let stdin = child.stdin.take().expect("stdin was piped");
+    Ok(StdioChild {
+        child,
+        stdout,
+        stdin,
+    })
+}
+
+/// Stops the process group `child` leads (the server and what it started).
+pub(crate) fn stop(child: &mut Child) {
+    if let Some(pid) = child.id() {
+        larik_sandbox::kill_process_group(pid);
+    }
+    let _ = child.start_kill();
+}

@@ -1,0 +1,158 @@
+//! One server tool as an agent tool: named `mcp__<server>__<tool>`, described and shaped
+//! as the server lists it, read-only only when the server says both `readOnlyHint: true`
+//! and `openWorldHint: false` (an open-world tool could carry data out through its
+//! input). A call goes to the server's live connection, bounded by the server's tool
+//! timeout and ended by an interrupt; whatever goes wrong is a result the model reads.
+
+use std::sync::Arc;
+
+use larik_protocol::ToolKind;
+use larik_tools::{Tool, ToolContext, ToolOutput};
+use rmcp::model::CallToolRequestParams;
+use serde_json::Value;
+
+use crate::content;
+use crate::servers::Server;
+
+/// The longest tool description passed to the model; servers' own can be pages long.
+const MAX_DESCRIPTION: usize = 2048;
+
+/// A tool of an MCP server.
+pub struct McpTool {
+    server: Arc<Server>,
+    name: String,
+    tool: String,
+    description: String,
+    schema: Value,
+    read_only: bool,
+}
+
+impl McpTool {
+    /// The tool `listed` (its JSON in the server's `tools/list`) of `server`, offered
+    /// as `name`; `None` when the listing has no name.
+    pub(crate) fn new(server: Arc<Server>, name: String, listed: &Value) -> Option<McpTool> {
+        let tool = listed.get("name")?.as_str()?.to_string();
+        let text = |field: &str| listed.get(field).and_then(Value::as_str);
+        let mut description = text("description")
+            .or_else(|| text("title"))
+            .unwrap_or_default()
+            .to_string();
+        if let Some((cut, _)) = description.char_indices().nth(MAX_DESCRIPTION) {
+            description.truncate(cut);
+            description.push('…');
+        }
+        let schema = match listed.get("inputSchema") {
+            Some(schema @ Value::Object(_)) => schema.clone(),
+            _ => serde_json::json!({"type": "object"}),
+        };
+        let hint = |field: &str| {
+            listed
+                .get("annotations")
+                .and_then(|annotations| annotations.get(field))
+                .and_then(Value::as_bool)
+        };
+        let read_only = hint("readOnlyHint") == Some(true) && hint("openWorldHint") == Some(false);
+        Some(McpTool {
+            server,
+            name,
+            tool,
+            description,
+            schema,
+            read_only,
+        })
+    }
+
+    /// The name the server knows it by.
+    pub fn server_tool_name(&self) -> &str {
+        &self.tool
+    }
+
+    /// The server it belongs to.
+    pub fn server_name(&self) -> &str {
+        self.server.name()
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for McpTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn input_schema(&self) -> Value {
+        self.schema.clone()
+    }
+
+    fn kind(&self) -> ToolKind {
+        if self.read_only {
+            ToolKind::Read
+        } else {
+            ToolKind::Other
+        }
+    }
+
+    fn read_only(&self) -> bool {
+        self.read_only
+    }
+
+    fn title(&self, _input: &Value, _ctx: &ToolContext) -> String {
+        format!("{} ({} MCP server)", self.tool, self.server.name())
+    }
+
+    async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
+        let server = self.server.name();
+        let Some(connection) = self.server.connection() else {
+            return ToolOutput::error(format!(
+                "The MCP server `{server}` is not connected ({}). Its tools work again after \
+                 it reconnects, at the next fresh context (/clear).",
+                self.server.status()
+            ));
+        };
+        let mut params = CallToolRequestParams::new(self.tool.clone());
+        match input {
+            Value::Object(arguments) => params = params.with_arguments(arguments),
+            Value::Null => {}
+            _ => return ToolOutput::error("The input must be a JSON object."),
+        }
+        let timeout = self.server.spec().tool_timeout;
+        let call = tokio::time::timeout(timeout, connection.service.call_tool(params));
+        let result = tokio::select! {
+            result = call => result,
+            () = ctx.cancel.cancelled() => {
+                return ToolOutput::error("Interrupted before the MCP server answered.");
+            }
+        };
+        match result {
+            Ok(Ok(result)) => match serde_json::to_value(&result) {
+                Ok(result) => content::tool_output(&result, self.server.spec().output_tokens),
+                Err(error) => ToolOutput::error(format!(
+                    "The MCP server `{server}` answered with a result Larik cannot read: {error}"
+                )),
+            },
+            Ok(Err(error)) => {
+                if connection.is_closed() {
+                    self.server
+                        .note(&format!("stopped during a call of `{}`", self.tool));
+                    ToolOutput::error(format!(
+                        "The MCP server `{server}` stopped during the call ({error}); it may or \
+                         may not have acted. It is started again at the next fresh context \
+                         (/clear)."
+                    ))
+                } else {
+                    ToolOutput::error(format!(
+                        "The MCP server `{server}` failed the call: {error}"
+                    ))
+                }
+            }
+            Err(_) => ToolOutput::error(format!(
+                "The MCP server `{server}` did not answer within {} s (its tool_timeout); the \
+                 call may still be running there.",
+                timeout.as_secs_f64()
+            )),
+        }
+    }
+}

@@ -1,0 +1,13 @@
+//! larik-mcp against real MCP servers: `@modelcontextprotocol/server-everything` over stdio
+//! (from npm), a server on the Python MCP SDK over streamable HTTP (both installed by
+//! `tests/mcp/setup`), and servers that misbehave on purpose.
+
+#[path = "servers/kit.rs"]
+mod kit;
+
+#[path = "servers/everything.rs"]
+mod everything;
+#[path = "servers/faults.rs"]
+mod faults;
+#[path = "servers/http.rs"]
+mod http;

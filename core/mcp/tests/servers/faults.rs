@@ -1,0 +1,137 @@
+//! Servers that misbehave: one that never answers `initialize`, one slow to start, one
+//! that crashes mid-call, one that answers malformed results, one that floods
+//! notifications. None of them stops anything else from working.
+
+use std::time::Duration;
+
+use larik_mcp::{ServerPool, ServerStatus, SessionTools};
+use larik_tools::LateTools;
+use serde_json::json;
+
+use crate::kit::*;
+
+#[tokio::test]
+async fn a_silent_server_costs_the_context_only_its_wait_then_fails_at_its_timeout() {
+    let scratch = Scratch::new();
+    let mut silent = faulty("silent", "silent", &scratch.root);
+    silent.connect_wait = Duration::from_millis(200);
+    silent.startup_timeout = Duration::from_secs(2);
+    let working = with_wait(
+        faulty("working", "ok", &scratch.root),
+        Duration::from_secs(60),
+    );
+    let pool = ServerPool::new(scratch.logs());
+    let servers = pool.servers_for(&[silent, working]);
+    let tools = SessionTools::new(servers.clone());
+    let set = tools.tools().await;
+    // The working server's tool is there; the silent one is named as still starting.
+    assert!(
+        set.tools
+            .iter()
+            .any(|tool| tool.name() == "mcp__working__ping")
+    );
+    assert_eq!(set.notices.len(), 1, "{:?}", set.notices);
+    assert!(
+        set.notices[0].contains("`silent` is still starting"),
+        "{:?}",
+        set.notices
+    );
+
+    // Its startup timeout ends it, with why.
+    let settled = tokio::time::timeout(Duration::from_secs(60), servers[0].settled())
+        .await
+        .expect("the startup timeout fires");
+    match settled {
+        ServerStatus::Failed(why) => assert!(why.contains("startup timeout (2 s)"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_slow_server_joins_the_next_context() {
+    let scratch = Scratch::new();
+    let mut slow = faulty("slow", "slow-start", &scratch.root);
+    slow.connect_wait = Duration::from_millis(100);
+    let pool = ServerPool::new(scratch.logs());
+    let first = SessionTools::new(pool.servers_for(std::slice::from_ref(&slow)))
+        .tools()
+        .await;
+    assert!(first.tools.is_empty());
+    assert!(
+        first.notices[0].contains("still starting"),
+        "{:?}",
+        first.notices
+    );
+    // The next context (the same definition, so the same server) waits longer.
+    slow.connect_wait = Duration::from_secs(60);
+    let servers = pool.servers_for(std::slice::from_ref(&slow));
+    let next = SessionTools::new(servers).tools().await;
+    assert!(
+        next.tools
+            .iter()
+            .any(|tool| tool.name() == "mcp__slow__ping"),
+        "{:?}",
+        next.notices
+    );
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_crash_mid_call_is_an_error_result_and_the_next_context_restarts_it() {
+    let scratch = Scratch::new();
+    let spec = with_wait(
+        faulty("crashy", "crash", &scratch.root),
+        Duration::from_secs(60),
+    );
+    let pool = ServerPool::new(scratch.logs());
+    let set = SessionTools::new(pool.servers_for(std::slice::from_ref(&spec)))
+        .tools()
+        .await;
+    let ctx = context(&scratch.root);
+    let output = tool(&set, "mcp__crashy__ping").run(json!({}), &ctx).await;
+    assert!(output.is_error);
+    assert!(
+        text_of(&output).contains("stopped during the call"),
+        "{output:?}"
+    );
+    // Later calls say it is gone.
+    let output = tool(&set, "mcp__crashy__ping").run(json!({}), &ctx).await;
+    assert!(text_of(&output).contains("is not connected"), "{output:?}");
+    // A fresh context starts it again.
+    let again = SessionTools::new(pool.servers_for(std::slice::from_ref(&spec)))
+        .tools()
+        .await;
+    assert!(
+        again
+            .tools
+            .iter()
+            .any(|tool| tool.name() == "mcp__crashy__ping")
+    );
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn malformed_results_and_notification_floods_are_survived() {
+    let scratch = Scratch::new();
+    let malformed = with_wait(
+        faulty("bad", "malformed", &scratch.root),
+        Duration::from_secs(60),
+    );
+    let flood = with_wait(
+        faulty("flood", "flood", &scratch.root),
+        Duration::from_secs(60),
+    );
+    let (set, pool) = session_tools(&scratch, &[malformed, flood]).await;
+    let ctx = context(&scratch.root);
+    let output = tool(&set, "mcp__bad__ping").run(json!({}), &ctx).await;
+    assert!(output.is_error, "{output:?}");
+    assert!(text_of(&output).contains("`bad`"), "{output:?}");
+    let output = tool(&set, "mcp__flood__ping").run(json!({}), &ctx).await;
+    assert!(!output.is_error, "{output:?}");
+    assert_eq!(text_of(&output), "pong");
+    // The flood is one line in the log, not twenty thousand.
+    let log = scratch.log_of("flood");
+    assert!(log.matches("tool list changed").count() <= 2, "{log}");
+    pool.shutdown().await;
+}

@@ -1,0 +1,69 @@
+//! The Python SDK's server over streamable HTTP: headers sent, state kept across calls,
+//! read-only only for a closed-world read-only tool, the tool timeout honoured.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use larik_mcp::{ServerSpec, TransportSpec};
+use serde_json::json;
+
+use crate::kit::*;
+
+fn http_spec(name: &str, url: String, headers: &[(&str, &str)]) -> ServerSpec {
+    let headers: BTreeMap<String, String> = headers
+        .iter()
+        .map(|(name, value)| (name.to_string(), value.to_string()))
+        .collect();
+    with_wait(
+        ServerSpec::new(name, TransportSpec::Http { url, headers }),
+        Duration::from_secs(60),
+    )
+}
+
+#[tokio::test]
+async fn python_server_over_streamable_http_with_its_headers() {
+    let server = PythonServer::start(&["streamable-http", "--require-header", "X-Token=secret"]);
+    let scratch = Scratch::new();
+    let mut slow = http_spec("notes", server.url("/mcp"), &[("X-Token", "secret")]);
+    slow.tool_timeout = Duration::from_millis(500);
+    let (set, pool) = session_tools(&scratch, &[slow]).await;
+    assert!(set.notices.is_empty(), "{:?}", set.notices);
+    let ctx = context(&scratch.root);
+
+    let add = tool(&set, "mcp__notes__add_note");
+    let count = tool(&set, "mcp__notes__count_notes");
+    assert!(!add.read_only());
+    assert!(count.read_only());
+    let output = add.run(json!({"text": "first"}), &ctx).await;
+    assert!(text_of(&output).contains("1 notes"), "{output:?}");
+    add.run(json!({"text": "second"}), &ctx).await;
+    let output = count.run(json!({}), &ctx).await;
+    assert!(
+        text_of(&output).contains("2 notes: first, second"),
+        "{output:?}"
+    );
+
+    // The tool timeout is the server's own, not a cap of Larik's.
+    let output = tool(&set, "mcp__notes__slow")
+        .run(json!({"seconds": 5}), &ctx)
+        .await;
+    assert!(output.is_error);
+    assert!(text_of(&output).contains("tool_timeout"), "{output:?}");
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_refusing_the_request_fails_with_why_and_nothing_waits_past_the_wait() {
+    let server = PythonServer::start(&["streamable-http", "--require-header", "X-Token=secret"]);
+    let scratch = Scratch::new();
+    let spec = http_spec("notes", server.url("/mcp"), &[]);
+    let (set, pool) = session_tools(&scratch, &[spec]).await;
+    assert!(set.tools.is_empty());
+    assert_eq!(set.notices.len(), 1, "{:?}", set.notices);
+    assert!(
+        set.notices[0].contains("MCP server `notes`: failed"),
+        "{:?}",
+        set.notices
+    );
+    pool.shutdown().await;
+}

@@ -1,0 +1,28 @@
+//! Tools that become known only after a session starts: an extension whose tools come from
+//! elsewhere (an MCP server still connecting) hands the agent a [`LateTools`] source, and
+//! the agent asks it once, just before the first request of a context. What the source has
+//! by then joins the context's tool set, which stays fixed until the next fresh context.
+
+use std::sync::Arc;
+
+use crate::Tool;
+
+/// What a late source has when the agent asks.
+#[derive(Default)]
+pub struct LateToolSet {
+    /// Tools to offer for the rest of the context.
+    pub tools: Vec<Arc<dyn Tool>>,
+    /// What the user should hear (a server still starting, one that failed).
+    pub notices: Vec<String>,
+}
+
+/// A source of tools the agent asks once per context, before its first request.
+#[async_trait::async_trait]
+pub trait LateTools: Send + Sync {
+    /// The extension it belongs to, as `/context` names the source of its tools.
+    fn source(&self) -> &str;
+
+    /// The tools ready now, after waiting as long as the source allows (bounded: the
+    /// agent does not send its first request before this returns).
+    async fn tools(&self) -> LateToolSet;
+}

@@ -1,0 +1,217 @@
+//! The MCP extension: the servers of the project's configuration (personal files, and
+//! shared ones once approved) and of the editor, started in the background through the
+//! process's one [`ServerPool`] when a session is assembled, and handed to the agent as a
+//! late tool source, so a context's first request waits for them at most their connect
+//! wait. It also answers `/mcp`: every server of the project with its state.
+
+mod specs;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use larik_config::Environment;
+use larik_mcp::{ServerPool, ServerSpec, SessionTools};
+use larik_protocol::sync::locked;
+
+use super::error::{Notice, SetupError};
+use super::extension::{Contributions, Extension, Scope, ShutDown};
+
+/// The servers of every session of this process.
+pub struct McpExtension {
+    pool: Arc<ServerPool>,
+    /// The editor's servers last given for each project, for `/mcp`.
+    editor_specs: Mutex<HashMap<PathBuf, Vec<ServerSpec>>>,
+    /// Whether a session has handed over the pool's stop already (once per process).
+    stop_handed_over: AtomicBool,
+}
+
+impl McpExtension {
+    /// The extension, logging each server to `<data_dir>/logs/mcp-<name>.log`.
+    pub fn new(data_dir: &Path) -> Self {
+        McpExtension {
+            pool: Arc::new(ServerPool::new(data_dir.join("logs"))),
+            editor_specs: Mutex::new(HashMap::new()),
+            stop_handed_over: AtomicBool::new(false),
+        }
+    }
+
+    /// `/mcp`: every server the project at `cwd` configures or the editor gave, with its
+    /// state.
+    pub fn report(&self, env: &Environment, cwd: &Path) -> String {
+        let loaded = larik_config::load(&env.config_context(cwd));
+        let mut lines: BTreeMap<String, String> = BTreeMap::new();
+        for (name, server) in &loaded.settings.mcp_servers {
+            let from = server.file.display();
+            let line = if server.disabled {
+                "disabled".to_string()
+            } else {
+                match specs::from_settings(name, server, cwd, env) {
+                    Ok(spec) => self.state_of(&spec),
+                    Err(why) => format!("not usable: {why}"),
+                }
+            };
+            lines.insert(name.clone(), format!("- **{name}** ({from}): {line}"));
+        }
+        for pending in &loaded.pending_approvals {
+            let Some(name) = pending.key.strip_prefix("mcpServers.") else {
+                continue;
+            };
+            let changed = if pending.stale {
+                " (changed since it was approved)"
+            } else {
+                ""
+            };
+            lines.insert(
+                name.to_string(),
+                format!(
+                    "- **{name}** ({}): unapproved{changed}; approve with `/mcp approve {name}` \
+                     or `larik approve {}`",
+                    pending.file.display(),
+                    pending.approval_key()
+                ),
+            );
+        }
+        let editor = locked(&self.editor_specs)
+            .get(cwd)
+            .cloned()
+            .unwrap_or_default();
+        for spec in editor {
+            lines.insert(
+                spec.name.clone(),
+                format!(
+                    "- **{}** (from the editor): {}",
+                    spec.name,
+                    self.state_of(&spec)
+                ),
+            );
+        }
+        if lines.is_empty() {
+            return "No MCP servers are configured for this project. Add one with `larik mcp \
+                    add`, in `.mcp.json`, or in your personal `config.json`."
+                .to_string();
+        }
+        let mut text = String::from("MCP servers:\n");
+        for line in lines.values() {
+            text.push_str(line);
+            text.push('\n');
+        }
+        text.push_str(
+            "\nA server that becomes ready (or approved) during a context joins at the next \
+             fresh context (`/clear`).",
+        );
+        text
+    }
+
+    /// Approves the shared server `name` of the project at `cwd` (`/mcp approve NAME`).
+    pub fn approve(env: &Environment, cwd: &Path, name: &str) -> Result<String, String> {
+        let context = env.config_context(cwd);
+        let Some(config_dir) = context.config_dir.clone() else {
+            return Err("no personal config directory to keep approvals in".to_string());
+        };
+        let loaded = larik_config::load(&context);
+        let key = format!("mcpServers.{name}");
+        let pending = loaded
+            .pending_approvals
+            .iter()
+            .find(|pending| pending.key == key)
+            .ok_or_else(|| format!("no MCP server `{name}` waits for approval here"))?;
+        larik_config::approve_pending(&config_dir, &context.project_root, pending)
+            .map_err(|error| error.to_string())?;
+        Ok(format!(
+            "Approved the MCP server `{name}` ({}); it starts at the next fresh context \
+             (`/clear`).",
+            pending.value
+        ))
+    }
+
+    /// `/mcp` once each configured server has connected or failed (each within its
+    /// startup timeout): the check `larik mcp list` and `larik -p /mcp` make.
+    pub async fn check(&self, env: &Environment, cwd: &Path) -> String {
+        let loaded = larik_config::load(&env.config_context(cwd));
+        let specs: Vec<ServerSpec> = configured(&loaded.settings, cwd, env, &mut Vec::new())
+            .into_values()
+            .collect();
+        let servers = self.pool.servers_for(&specs);
+        futures::future::join_all(servers.iter().map(|server| server.settled())).await;
+        self.report(env, cwd)
+    }
+
+    /// How `/mcp` shows the state of the server `spec` defines.
+    fn state_of(&self, spec: &ServerSpec) -> String {
+        match self.pool.status_of(spec) {
+            Some(status) => status.to_string(),
+            None => "not started (it starts with the next session or `/clear`)".to_string(),
+        }
+    }
+}
+
+impl Extension for McpExtension {
+    fn name(&self) -> &'static str {
+        larik_mcp::SOURCE
+    }
+
+    fn contribute(&self, scope: &Scope<'_>, into: &mut Contributions) -> Result<(), SetupError> {
+        let mut wanted = configured(scope.settings, scope.cwd, scope.env, &mut into.notices);
+        // The editor's server of a name replaces the configured one.
+        let editor: Vec<ServerSpec> = scope
+            .editor_mcp_servers
+            .iter()
+            .map(|server| specs::from_editor(server, scope.cwd, scope.env))
+            .collect();
+        if !editor.is_empty() {
+            locked(&self.editor_specs).insert(scope.cwd.to_path_buf(), editor.clone());
+        }
+        for spec in editor {
+            wanted.insert(spec.name.clone(), spec);
+        }
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        let specs: Vec<ServerSpec> = wanted.into_values().collect();
+        let servers = self.pool.servers_for(&specs);
+        if !self.stop_handed_over.swap(true, Ordering::Relaxed) {
+            into.shutdown
+                .push(Arc::new(StopPool(Arc::clone(&self.pool))));
+        }
+        into.late_tools.push(Arc::new(SessionTools::new(servers)));
+        Ok(())
+    }
+}
+
+/// The specs of the servers `settings` configures and does not disable, by name; one that
+/// cannot be used is left out with a notice.
+fn configured(
+    settings: &larik_config::Settings,
+    cwd: &Path,
+    env: &Environment,
+    notices: &mut Vec<Notice>,
+) -> BTreeMap<String, ServerSpec> {
+    let mut wanted = BTreeMap::new();
+    for (name, server) in &settings.mcp_servers {
+        if server.disabled {
+            continue;
+        }
+        match specs::from_settings(name, server, cwd, env) {
+            Ok(spec) => {
+                wanted.insert(name.clone(), spec);
+            }
+            Err(why) => notices.push(Notice::configuration(format!(
+                "MCP server `{name}` ({}) is not started: {why}",
+                server.file.display()
+            ))),
+        }
+    }
+    wanted
+}
+
+/// Stops every server when the process ends.
+struct StopPool(Arc<ServerPool>);
+
+#[async_trait::async_trait]
+impl ShutDown for StopPool {
+    async fn shut_down(&self) {
+        self.0.shutdown().await;
+    }
+}
