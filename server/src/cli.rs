@@ -132,6 +132,13 @@ pub enum Command {
         #[command(subcommand)]
         action: Option<ConfigAction>,
     },
+    /// Manage MCP servers: list them with their state, show one, add or remove one in your
+    /// personal config.json.
+    Mcp {
+        /// What to do.
+        #[command(subcommand)]
+        action: McpAction,
+    },
     /// Sum up the debug trace of a session (written with --debug): its provider requests,
     /// times, tokens, retries and errors.
     Trace {
@@ -163,6 +170,44 @@ pub enum ConfigAction {
         key: String,
         /// Its value: JSON (`true`, `3`, `["a"]`), or else taken as a string.
         value: String,
+    },
+}
+
+/// What `larik mcp` does.
+#[derive(Debug, Subcommand)]
+pub enum McpAction {
+    /// Start every configured server of this directory's project, wait for each to connect
+    /// or fail, and list them with their state.
+    List,
+    /// Show one server's entry, where it comes from and its state.
+    Get {
+        /// The server's name.
+        name: String,
+    },
+    /// Add a server to your personal config.json: `larik mcp add NAME -- COMMAND [ARGS…]`
+    /// for a program, `larik mcp add -t http NAME URL` for a remote server.
+    Add {
+        /// `stdio` (a program, the default), `http` (streamable HTTP) or `sse`.
+        #[arg(short = 't', long = "transport", default_value = "stdio")]
+        transport: String,
+        /// An environment variable for a stdio server, `KEY=VALUE` (repeatable).
+        #[arg(short = 'e', long = "env", value_name = "KEY=VALUE")]
+        env: Vec<String>,
+        /// A header for a remote server, `Name: value` (repeatable).
+        #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
+        headers: Vec<String>,
+        /// The server's name.
+        name: String,
+        /// The program (stdio) or the URL (http, sse).
+        command_or_url: String,
+        /// The program's arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Remove a server from your personal config.json.
+    Remove {
+        /// The server's name.
+        name: String,
     },
 }
 

@@ -16,6 +16,7 @@ mod config;
 mod control;
 mod headless;
 mod lsp;
+mod mcp;
 mod session_core;
 mod sessions;
 mod trace;
@@ -51,6 +52,7 @@ fn try_run(extensions: Vec<Arc<dyn Extension>>) -> anyhow::Result<ExitCode> {
         Some(cli::Command::Sessions { json }) => sessions::list(json),
         Some(cli::Command::Approve { keys, all }) => approve::run(&keys, all),
         Some(cli::Command::Config { action }) => config::run(action),
+        Some(cli::Command::Mcp { action }) => runtime.block_on(mcp::run(action)),
         Some(cli::Command::Trace { id }) => trace::summary::run(&id),
         Some(cli::Command::Acp { agent }) => runtime.block_on(acp::run(agent, extensions)),
         Some(cli::Command::Lsp { agent }) => {

@@ -223,3 +223,70 @@ async fn a_repository_server_starts_only_once_approved_and_mcp_lists_states() {
         stdout(&listed)
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn larik_mcp_adds_lists_gets_and_removes_personal_servers() {
+    let harness = Harness::new().await;
+    let script =
+        mcp_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let script = script.display().to_string();
+    let added = harness
+        .run(&[
+            "mcp",
+            "add",
+            "-e",
+            "LEVEL=debug",
+            "everything",
+            "--",
+            "node",
+            &script,
+            "stdio",
+        ])
+        .await;
+    assert!(added.status.success(), "{}", stderr(&added));
+    let config: Value = serde_json::from_str(
+        &std::fs::read_to_string(harness.data.path().join(".config/larik/config.json"))
+            .expect("config written"),
+    )
+    .expect("JSON");
+    assert_eq!(
+        config["mcpServers"]["everything"],
+        json!({"command": "node", "args": [script, "stdio"], "env": {"LEVEL": "debug"}})
+    );
+    let added = harness
+        .run(&[
+            "mcp",
+            "add",
+            "-t",
+            "http",
+            "-H",
+            "X-Key: k",
+            "remote",
+            "http://127.0.0.1:9/mcp",
+        ])
+        .await;
+    assert!(added.status.success(), "{}", stderr(&added));
+
+    let listed = harness.run(&["mcp", "list"]).await;
+    let text = stdout(&listed);
+    assert!(text.contains("**everything**"), "{text}");
+    assert!(text.contains("ready with"), "{text}");
+    assert!(text.contains("**remote**"), "{text}");
+    assert!(text.contains("failed:"), "{text}");
+
+    let got = harness.run(&["mcp", "get", "everything"]).await;
+    assert!(stdout(&got).contains("ready with"), "{}", stdout(&got));
+    assert!(stdout(&got).contains("config.json"), "{}", stdout(&got));
+
+    let removed = harness.run(&["mcp", "remove", "remote"]).await;
+    assert!(removed.status.success(), "{}", stderr(&removed));
+    let again = harness.run(&["mcp", "remove", "remote"]).await;
+    assert!(!again.status.success());
+    assert!(
+        stderr(&again).contains("no MCP server `remote`"),
+        "{}",
+        stderr(&again)
+    );
+    let missing = harness.run(&["mcp", "get", "remote"]).await;
+    assert!(!missing.status.success());
+}

@@ -31,7 +31,10 @@ pub use settings::{
     McpServerSettings, ModelConfig, ModelEntrySettings, PermissionSettings, PriceSettings,
     SandboxSettings, Settings, load,
 };
-pub use update::{UpdateError, persist_allow_rule, persist_deny_rule, update_json};
+pub use update::{
+    UpdateError, persist_allow_rule, persist_deny_rule, remove_personal_mcp_server,
+    set_personal_mcp_server, update_json,
+};
 
 /// Errors resolving settings.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

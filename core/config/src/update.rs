@@ -152,6 +152,36 @@ fn persist_rule(
     })
 }
 
+/// Sets the MCP server `name` of the personal `config.json` in `config_dir` to `entry`
+/// (replacing one of that name); returns the file changed.
+pub fn set_personal_mcp_server(
+    config_dir: &Path,
+    name: &str,
+    entry: Value,
+) -> Result<PathBuf, UpdateError> {
+    let path = config_dir.join("config.json");
+    update_json(&path, |object| {
+        child_object(&path, object, "mcpServers", "mcpServers")?.insert(name.to_string(), entry);
+        Ok(())
+    })?;
+    Ok(path)
+}
+
+/// Removes the MCP server `name` from the personal `config.json` in `config_dir`; whether
+/// it was there.
+pub fn remove_personal_mcp_server(config_dir: &Path, name: &str) -> Result<bool, UpdateError> {
+    let path = config_dir.join("config.json");
+    if !path.exists() {
+        return Ok(false);
+    }
+    update_json(&path, |object| {
+        Ok(match object.get_mut("mcpServers") {
+            Some(Value::Object(servers)) => servers.remove(name).is_some(),
+            _ => false,
+        })
+    })
+}
+
 /// The object under `key` in `object`, created when missing; an error naming `dotted` when
 /// it holds something else.
 pub(crate) fn child_object<'a>(

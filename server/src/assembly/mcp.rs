@@ -138,6 +138,11 @@ impl McpExtension {
         self.report(env, cwd)
     }
 
+    /// Stops every server it started.
+    pub async fn shutdown(&self) {
+        self.pool.shutdown().await;
+    }
+
     /// How `/mcp` shows the state of the server `spec` defines.
     fn state_of(&self, spec: &ServerSpec) -> String {
         match self.pool.status_of(spec) {
