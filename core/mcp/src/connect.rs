@@ -19,7 +19,7 @@ use tokio::sync::Mutex;
 
 use crate::log::ServerLog;
 use crate::spec::{ServerSpec, TransportSpec};
-use crate::stdio;
+use crate::{sse, stdio};
 
 /// What a server's notifications said changed since its lists were last read.
 #[derive(Debug, Default)]
@@ -135,8 +135,14 @@ pub(crate) async fn connect(spec: &ServerSpec, log: Arc<ServerLog>) -> Result<Co
                     .await
                     .map_err(|error| format!("the MCP handshake failed: {error}"))?
             }
-            TransportSpec::Sse { .. } => {
-                return Err("the SSE transport is not available in this build".to_string());
+            TransportSpec::Sse { url, headers } => {
+                let headers = header_map(headers)?.into_iter().collect();
+                let transport =
+                    sse::connect(http_client()?, url, headers, Arc::clone(&log)).await?;
+                handler
+                    .serve(transport)
+                    .await
+                    .map_err(|error| format!("the MCP handshake failed: {error}"))?
             }
         };
         let tools = list_tools(&service).await?;

@@ -18,6 +18,7 @@ pub mod naming;
 mod resources;
 mod servers;
 mod spec;
+mod sse;
 mod stdio;
 mod tool;
 

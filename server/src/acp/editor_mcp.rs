@@ -5,8 +5,8 @@ use agent_client_protocol::v1::schema::McpServer;
 
 use crate::assembly::EditorMcpServer;
 
-/// The neutral form of one server; `None` for a transport Larik does not take (SSE, which
-/// `initialize` does not announce).
+/// The neutral form of one server; `None` for a transport Larik does not take (one newer
+/// than this build knows).
 pub fn editor_mcp_server(server: &McpServer) -> Option<EditorMcpServer> {
     match server {
         McpServer::Stdio(stdio) => Some(EditorMcpServer::Stdio {
@@ -23,6 +23,15 @@ pub fn editor_mcp_server(server: &McpServer) -> Option<EditorMcpServer> {
             name: http.name.clone(),
             url: http.url.clone(),
             headers: http
+                .headers
+                .iter()
+                .map(|header| (header.name.clone(), header.value.clone()))
+                .collect(),
+        }),
+        McpServer::Sse(sse) => Some(EditorMcpServer::Sse {
+            name: sse.name.clone(),
+            url: sse.url.clone(),
+            headers: sse
                 .headers
                 .iter()
                 .map(|header| (header.name.clone(), header.value.clone()))

@@ -125,9 +125,9 @@ impl Server {
                     .embedded_context(true)
                     .audio(false),
             )
-            // The editor's stdio and streamable HTTP servers are connected (stdio needs no
-            // announcing); SSE ones are not taken from the editor.
-            .mcp_capabilities(McpCapabilities::new().http(true).sse(false))
+            // The editor's stdio, streamable HTTP and SSE servers are connected (stdio
+            // needs no announcing).
+            .mcp_capabilities(McpCapabilities::new().http(true).sse(true))
             .session_capabilities(
                 SessionCapabilities::new()
                     .list(SessionListCapabilities::new())

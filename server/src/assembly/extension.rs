@@ -40,11 +40,20 @@ pub enum EditorMcpServer {
         /// Environment variables for it.
         env: Vec<(String, String)>,
     },
-    /// A server reached over HTTP.
+    /// A server reached over streamable HTTP.
     Http {
         /// Its name.
         name: String,
         /// Its URL.
+        url: String,
+        /// Headers for each request.
+        headers: Vec<(String, String)>,
+    },
+    /// A server reached over the legacy HTTP+SSE transport.
+    Sse {
+        /// Its name.
+        name: String,
+        /// The event stream's URL.
         url: String,
         /// Headers for each request.
         headers: Vec<(String, String)>,
@@ -55,7 +64,9 @@ impl EditorMcpServer {
     /// The server's name.
     pub fn name(&self) -> &str {
         match self {
-            EditorMcpServer::Stdio { name, .. } | EditorMcpServer::Http { name, .. } => name,
+            EditorMcpServer::Stdio { name, .. }
+            | EditorMcpServer::Http { name, .. }
+            | EditorMcpServer::Sse { name, .. } => name,
         }
     }
 }

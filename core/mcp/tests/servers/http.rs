@@ -67,3 +67,49 @@ async fn a_server_refusing_the_request_fails_with_why_and_nothing_waits_past_the
     );
     pool.shutdown().await;
 }
+
+#[tokio::test]
+async fn python_server_over_sse_with_its_headers() {
+    let server = PythonServer::start(&["sse", "--require-header", "X-Token=secret"]);
+    let scratch = Scratch::new();
+    let headers: BTreeMap<String, String> =
+        BTreeMap::from([("X-Token".to_string(), "secret".to_string())]);
+    let spec = with_wait(
+        ServerSpec::new(
+            "notes",
+            TransportSpec::Sse {
+                url: server.url("/sse"),
+                headers,
+            },
+        ),
+        Duration::from_secs(60),
+    );
+    let (set, pool) = session_tools(&scratch, &[spec]).await;
+    assert!(set.notices.is_empty(), "{:?}", set.notices);
+    let ctx = context(&scratch.root);
+    let output = tool(&set, "mcp__notes__add_note")
+        .run(json!({"text": "over sse"}), &ctx)
+        .await;
+    assert!(text_of(&output).contains("1 notes"), "{output:?}");
+    let output = tool(&set, "read_mcp_resource")
+        .run(json!({"server": "notes", "uri": "notes://all"}), &ctx)
+        .await;
+    assert!(text_of(&output).contains("over sse"), "{output:?}");
+    pool.shutdown().await;
+
+    // Without the header the stream is refused, and the server fails with why.
+    let spec = with_wait(
+        ServerSpec::new(
+            "notes",
+            TransportSpec::Sse {
+                url: server.url("/sse"),
+                headers: BTreeMap::new(),
+            },
+        ),
+        Duration::from_secs(60),
+    );
+    let (set, pool) = session_tools(&scratch, &[spec]).await;
+    assert!(set.tools.is_empty());
+    assert!(set.notices[0].contains("HTTP 401"), "{:?}", set.notices);
+    pool.shutdown().await;
+}

@@ -94,6 +94,10 @@ pub fn from_editor(server: &EditorMcpServer, cwd: &Path, env: &Environment) -> S
             url: url.clone(),
             headers: headers.iter().cloned().collect(),
         },
+        EditorMcpServer::Sse { url, headers, .. } => TransportSpec::Sse {
+            url: url.clone(),
+            headers: headers.iter().cloned().collect(),
+        },
     };
     with_env_defaults(ServerSpec::new(server.name(), transport), env)
 }
