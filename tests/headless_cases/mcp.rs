@@ -290,3 +290,83 @@ async fn larik_mcp_adds_lists_gets_and_removes_personal_servers() {
     let missing = harness.run(&["mcp", "get", "remote"]).await;
     assert!(!missing.status.success());
 }
+
+/// `mcpServers` entries for `count` generated servers (three tools each), `s0`, `s1`, ….
+fn generated_servers(count: usize) -> Value {
+    let dir = mcp_dir();
+    let servers: serde_json::Map<String, Value> = (0..count)
+        .map(|index| {
+            (
+                format!("s{index}"),
+                json!({
+                    "command": dir.join(".venv/bin/python"),
+                    "args": [dir.join("servers/generated_server.py"), index.to_string()],
+                    "connect_timeout": 120,
+                }),
+            )
+        })
+        .collect();
+    Value::Object(servers)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fifty_servers_are_reached_through_mcp_search_with_a_small_fixed_tool_list() {
+    let harness = Harness::new().await;
+    // Without servers, for the size of the tool list.
+    harness.server.enqueue(turn().text("none"));
+    let output = harness.run(&["-p", "hello"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let bare = harness.server.requests()[0].body["tools"].to_string().len();
+
+    personal_config(&harness, json!({"mcpServers": generated_servers(50)}));
+    harness
+        .server
+        .enqueue(turn().tool_call("find", "mcp_search", json!({"query": "glacier"})));
+    harness.server.enqueue(
+        turn()
+            .tool_call(
+                "look",
+                "mcp_call",
+                json!({"name": "mcp__s49__glacier_lookup", "arguments": {"id": "g1"}}),
+            )
+            .tool_call(
+                "change",
+                "mcp_call",
+                json!({"name": "mcp__s49__glacier_update", "arguments": {"id": "g1", "fields": {}}}),
+            ),
+    );
+    harness.server.enqueue(turn().text("found it"));
+    let output = harness
+        .run(&["-p", "find the glacier", "--output-format", "json"])
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let requests = harness.server.requests();
+    let names = offered(&harness, 1);
+    assert!(names.iter().any(|name| name == "mcp_search"), "{names:?}");
+    assert!(names.iter().any(|name| name == "mcp_call"), "{names:?}");
+    assert!(
+        !names.iter().any(|name| name.starts_with("mcp__")),
+        "{names:?}"
+    );
+    // The tool list is small, and the same in every request of the context.
+    let with_servers = requests[1].body["tools"].to_string().len();
+    assert!(
+        with_servers < bare + 2048,
+        "{bare} bytes without servers, {with_servers} with"
+    );
+    assert_eq!(requests[1].body["tools"], requests[2].body["tools"]);
+    assert_eq!(requests[1].body["tools"], requests[3].body["tools"]);
+    assert_eq!(requests[1].body["system"], requests[3].body["system"]);
+    // The search found the tool with its schema; the read-only call ran, the other was
+    // judged as the tool it names and refused in -p.
+    let found = requests[2].body["messages"].to_string();
+    assert!(found.contains("mcp__s49__glacier_lookup"), "{found}");
+    assert!(found.contains("input schema"), "{found}");
+    let results = requests[3].body["messages"].to_string();
+    assert!(results.contains("glacier_lookup on server 49"), "{results}");
+    let result = last_json_line(&output);
+    assert_eq!(
+        result["permission_denials"][0]["tool_name"], "mcp__s49__glacier_update",
+        "{result}"
+    );
+}

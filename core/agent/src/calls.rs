@@ -23,7 +23,9 @@ use crate::runner::{EventSink, Runner, Shared};
 /// One call from the model, with its tool when the name is known.
 struct Call<'a> {
     id: &'a str,
-    name: &'a str,
+    /// The tool's name: the model's, or for a call through a forwarding tool (`mcp_call`)
+    /// the name of the tool it forwards to, which the call is judged, shown and run as.
+    name: String,
     /// The input it runs with: the model's, or one a hook gave instead.
     input: Value,
     tool: Option<Arc<dyn Tool>>,
@@ -60,12 +62,21 @@ impl Runner {
         };
         let mut calls: Vec<Call<'_>> = calls
             .iter()
-            .map(|(id, name, input)| Call {
-                id,
-                name,
-                input: input.clone(),
-                tool: self.config.tools.get(name).cloned(),
-                hook_context: Vec::new(),
+            .map(|(id, name, input)| {
+                let tool = self.config.tools.get(name).cloned();
+                let (name, input, tool) = match tool.as_ref().and_then(|t| t.forwards_to(input)) {
+                    Some((inner, inner_input)) => {
+                        (inner.name().to_string(), inner_input, Some(inner))
+                    }
+                    None => (name.clone(), input.clone(), tool),
+                };
+                Call {
+                    id,
+                    name,
+                    input,
+                    tool,
+                    hook_context: Vec::new(),
+                }
             })
             .collect();
         for call in &calls {
@@ -223,7 +234,7 @@ impl Runner {
             CallTarget::None => (None, None),
         };
         let query = PermissionQuery {
-            tool: call.name,
+            tool: &call.name,
             category: category(tool.kind()),
             read_only: tool.read_only(),
             path,

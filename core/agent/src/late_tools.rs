@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use larik_protocol::Event;
 use larik_providers::ToolSpec;
-use larik_tools::{LateTools, ToolRegistry};
+use larik_tools::{LateTools, LateToolsAsk, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
 use crate::runner::Runner;
@@ -32,7 +32,10 @@ impl Runner {
             return;
         }
         let sources: Vec<Arc<dyn LateTools>> = self.late_tools.clone();
-        let asked = futures::future::join_all(sources.iter().map(|source| source.tools()));
+        let ask = LateToolsAsk {
+            context_window: self.context_window,
+        };
+        let asked = futures::future::join_all(sources.iter().map(|source| source.tools(ask)));
         let sets = match cancel {
             Some(cancel) => tokio::select! {
                 sets = asked => sets,

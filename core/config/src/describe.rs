@@ -16,13 +16,15 @@ use crate::settings::{ConfigContext, LoadedConfig};
 use crate::update::{UpdateError, child_object, update_json};
 
 /// The top-level keys Larik reads.
-pub const KNOWN_KEYS: [&str; 13] = [
+pub const KNOWN_KEYS: [&str; 15] = [
     "model",
     "debug",
     "permissions",
     "sandbox",
     "lsp",
     "mcpServers",
+    "mcp_search_share",
+    "mcp_search_count",
     "checkpoint_retention_days",
     "models",
     "aliases",

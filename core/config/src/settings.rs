@@ -173,6 +173,12 @@ pub struct Settings {
     /// `debug`: write a debug trace beside each session file (personal files only, or
     /// approved: the trace holds every request and answer).
     pub debug: Option<bool>,
+    /// `mcp_search_share`: MCP tools are reached through `mcp_search` when their schemas
+    /// would take more than this share of the model's context window (0 to 1).
+    pub mcp_search_share: Option<f64>,
+    /// `mcp_search_count`: MCP tools are reached through `mcp_search` when there are more
+    /// than this many.
+    pub mcp_search_count: Option<u64>,
 }
 
 /// The merged settings, the notices for the user, and the files that were read.
@@ -282,6 +288,16 @@ impl Layer<'_> {
                     }
                     Some(_) => {}
                     None => self.wrong_type("checkpoint_retention_days", "a whole number", value),
+                },
+                "mcp_search_share" => match value.as_f64() {
+                    Some(share) if (0.0..=1.0).contains(&share) => {
+                        settings.mcp_search_share = Some(share);
+                    }
+                    _ => self.wrong_type("mcp_search_share", "a number from 0 to 1", value),
+                },
+                "mcp_search_count" => match value.as_u64() {
+                    Some(count) => settings.mcp_search_count = Some(count),
+                    None => self.wrong_type("mcp_search_count", "a whole number", value),
                 },
                 "permissions" => self.permissions(value, &mut settings.permissions),
                 "sandbox" => self.sandbox(value, &mut settings.sandbox),

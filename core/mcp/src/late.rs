@@ -1,14 +1,16 @@
 //! The MCP tools of one context: the session's servers, each waited for at most its
 //! connect wait when the context's first request asks, and the tools of those ready then,
-//! named uniquely in a fixed order. A server not ready is named in a notice; its tools
+//! named uniquely in a fixed order (or, past the [`SearchPolicy`]'s limits, `mcp_search`
+//! and `mcp_call` standing for them). A server not ready is named in a notice; its tools
 //! join at the next fresh context.
 
 use std::sync::Arc;
 
-use larik_tools::{LateToolSet, LateTools, Tool};
+use larik_tools::{LateToolSet, LateTools, LateToolsAsk, Tool};
 
 use crate::naming::{UniqueNames, tool_name};
 use crate::resources::{ListResources, ReadResource};
+use crate::search::{SearchPolicy, deferring};
 use crate::servers::{Server, ServerStatus};
 use crate::tool::McpTool;
 
@@ -18,13 +20,14 @@ pub const SOURCE: &str = "MCP";
 /// The servers of one session, as a late tool source.
 pub struct SessionTools {
     servers: Vec<Arc<Server>>,
+    search: SearchPolicy,
 }
 
 impl SessionTools {
-    /// The tools of `servers`.
-    pub fn new(mut servers: Vec<Arc<Server>>) -> Self {
+    /// The tools of `servers`, deferred behind `mcp_search` as `search` says.
+    pub fn new(mut servers: Vec<Arc<Server>>, search: SearchPolicy) -> Self {
         servers.sort_by(|a, b| a.name().cmp(b.name()));
-        SessionTools { servers }
+        SessionTools { servers, search }
     }
 }
 
@@ -34,7 +37,7 @@ impl LateTools for SessionTools {
         SOURCE
     }
 
-    async fn tools(&self) -> LateToolSet {
+    async fn tools(&self, ask: LateToolsAsk) -> LateToolSet {
         let ready = futures::future::join_all(
             self.servers
                 .iter()
@@ -54,6 +57,7 @@ impl LateTools for SessionTools {
             set.tools.push(Arc::new(ReadResource::new(with_resources)));
         }
         let mut names = UniqueNames::default();
+        let mut mcp_tools: Vec<Arc<McpTool>> = Vec::new();
         for (server, connection) in self.servers.iter().zip(ready) {
             let Some(connection) = connection else {
                 set.notices.push(match server.status() {
@@ -86,9 +90,17 @@ impl LateTools for SessionTools {
                 };
                 let name = names.claim(tool_name(server.name(), own));
                 if let Some(tool) = McpTool::new(Arc::clone(server), name, tool) {
-                    set.tools.push(Arc::new(tool) as Arc<dyn Tool>);
+                    mcp_tools.push(Arc::new(tool));
                 }
             }
+        }
+        if self.search.defers(&mcp_tools, ask.context_window) {
+            let (search, call) = deferring(mcp_tools);
+            set.tools.push(Arc::new(search));
+            set.tools.push(Arc::new(call));
+        } else {
+            set.tools
+                .extend(mcp_tools.into_iter().map(|tool| tool as Arc<dyn Tool>));
         }
         set.tools.sort_by(|a, b| a.name().cmp(b.name()));
         set

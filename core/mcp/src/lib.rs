@@ -16,6 +16,7 @@ mod late;
 mod log;
 pub mod naming;
 mod resources;
+mod search;
 mod servers;
 mod spec;
 mod sse;
@@ -24,6 +25,7 @@ mod tool;
 
 pub use late::{SOURCE, SessionTools};
 pub use log::ServerLog;
+pub use search::{McpCall, McpSearch, SearchPolicy};
 pub use servers::{Server, ServerPool, ServerStatus};
 pub use spec::{
     DEFAULT_CONNECT_WAIT, DEFAULT_OUTPUT_TOKENS, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT,

@@ -11,3 +11,5 @@ mod everything;
 mod faults;
 #[path = "servers/http.rs"]
 mod http;
+#[path = "servers/search.rs"]
+mod search;

@@ -16,6 +16,13 @@ pub struct LateToolSet {
     pub notices: Vec<String>,
 }
 
+/// What a late source may size its answer by.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LateToolsAsk {
+    /// The model's context window in tokens, when known.
+    pub context_window: Option<u64>,
+}
+
 /// A source of tools the agent asks once per context, before its first request.
 #[async_trait::async_trait]
 pub trait LateTools: Send + Sync {
@@ -24,5 +31,5 @@ pub trait LateTools: Send + Sync {
 
     /// The tools ready now, after waiting as long as the source allows (bounded: the
     /// agent does not send its first request before this returns).
-    async fn tools(&self) -> LateToolSet;
+    async fn tools(&self, ask: LateToolsAsk) -> LateToolSet;
 }

@@ -47,7 +47,7 @@ pub use feedback::EditFeedback;
 pub use files::{DiskFiles, FileAccess};
 pub use glob::GlobTool;
 pub use grep::GrepTool;
-pub use late::{LateToolSet, LateTools};
+pub use late::{LateToolSet, LateTools, LateToolsAsk};
 pub use multi_edit::MultiEditTool;
 pub use read::ReadTool;
 pub use todo::TodoWriteTool;
@@ -225,6 +225,14 @@ pub trait Tool: Send + Sync {
     fn sandboxed(&self, _input: &Value, _ctx: &ToolContext) -> bool {
         false
     }
+    /// For a tool that only forwards calls to another (MCP's `mcp_call`, which reaches the
+    /// tools `mcp_search` finds), that tool and the input it runs with; the agent then
+    /// judges, shows and runs the call as that tool's. `None` for every other tool, and
+    /// for an input naming no tool (running it says why).
+    fn forwards_to(&self, _input: &Value) -> Option<(Arc<dyn Tool>, Value)> {
+        None
+    }
+
     /// The change a call would make, computed without making it; `None` when the tool
     /// changes no file or the input is invalid (running it will report why).
     async fn preview(&self, _input: &Value, _ctx: &ToolContext) -> Option<FileChange> {

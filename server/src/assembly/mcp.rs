@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use larik_config::Environment;
-use larik_mcp::{ServerPool, ServerSpec, SessionTools};
+use larik_mcp::{SearchPolicy, ServerPool, ServerSpec, SessionTools};
 use larik_protocol::sync::locked;
 
 use super::error::{Notice, SetupError};
@@ -180,7 +180,15 @@ impl Extension for McpExtension {
             into.shutdown
                 .push(Arc::new(StopPool(Arc::clone(&self.pool))));
         }
-        into.late_tools.push(Arc::new(SessionTools::new(servers)));
+        let mut search = SearchPolicy::default();
+        if let Some(share) = scope.settings.mcp_search_share {
+            search.share = share;
+        }
+        if let Some(count) = scope.settings.mcp_search_count {
+            search.count = usize::try_from(count).unwrap_or(usize::MAX);
+        }
+        into.late_tools
+            .push(Arc::new(SessionTools::new(servers, search)));
         Ok(())
     }
 }

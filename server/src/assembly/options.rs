@@ -13,7 +13,7 @@ use larik_protocol::PermissionMode;
 use larik_providers::{
     Endpoint, ModelRegistry, ModelRole, ModelSettings, PROVIDERS, Prices, split_model_name,
 };
-use larik_tools::{LateToolSet, LateTools, ToolRegistry};
+use larik_tools::{LateToolSet, LateTools, LateToolsAsk, ToolRegistry};
 
 use super::error::{Notice, SetupError};
 use crate::cli::{AgentOptions, split_rules};
@@ -299,8 +299,8 @@ impl LateTools for FilteredLateTools {
         self.source.source()
     }
 
-    async fn tools(&self) -> LateToolSet {
-        let mut set = self.source.tools().await;
+    async fn tools(&self, ask: LateToolsAsk) -> LateToolSet {
+        let mut set = self.source.tools(ask).await;
         set.tools
             .retain(|tool| !self.disallowed.covers(tool.name()));
         set

@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use larik_mcp::{ServerPool, ServerStatus, SessionTools};
-use larik_tools::LateTools;
+use larik_mcp::{SearchPolicy, ServerPool, ServerStatus, SessionTools};
+use larik_tools::{LateTools, LateToolsAsk};
 use serde_json::json;
 
 use crate::kit::*;
@@ -22,8 +22,8 @@ async fn a_silent_server_costs_the_context_only_its_wait_then_fails_at_its_timeo
     );
     let pool = ServerPool::new(scratch.logs());
     let servers = pool.servers_for(&[silent, working]);
-    let tools = SessionTools::new(servers.clone());
-    let set = tools.tools().await;
+    let tools = SessionTools::new(servers.clone(), SearchPolicy::default());
+    let set = tools.tools(LateToolsAsk::default()).await;
     // The working server's tool is there; the silent one is named as still starting.
     assert!(
         set.tools
@@ -54,9 +54,12 @@ async fn a_slow_server_joins_the_next_context() {
     let mut slow = faulty("slow", "slow-start", &scratch.root);
     slow.connect_wait = Duration::from_millis(100);
     let pool = ServerPool::new(scratch.logs());
-    let first = SessionTools::new(pool.servers_for(std::slice::from_ref(&slow)))
-        .tools()
-        .await;
+    let first = SessionTools::new(
+        pool.servers_for(std::slice::from_ref(&slow)),
+        SearchPolicy::default(),
+    )
+    .tools(LateToolsAsk::default())
+    .await;
     assert!(first.tools.is_empty());
     assert!(
         first.notices[0].contains("still starting"),
@@ -66,7 +69,9 @@ async fn a_slow_server_joins_the_next_context() {
     // The next context (the same definition, so the same server) waits longer.
     slow.connect_wait = Duration::from_secs(60);
     let servers = pool.servers_for(std::slice::from_ref(&slow));
-    let next = SessionTools::new(servers).tools().await;
+    let next = SessionTools::new(servers, SearchPolicy::default())
+        .tools(LateToolsAsk::default())
+        .await;
     assert!(
         next.tools
             .iter()
@@ -85,9 +90,12 @@ async fn a_crash_mid_call_is_an_error_result_and_the_next_context_restarts_it() 
         Duration::from_secs(60),
     );
     let pool = ServerPool::new(scratch.logs());
-    let set = SessionTools::new(pool.servers_for(std::slice::from_ref(&spec)))
-        .tools()
-        .await;
+    let set = SessionTools::new(
+        pool.servers_for(std::slice::from_ref(&spec)),
+        SearchPolicy::default(),
+    )
+    .tools(LateToolsAsk::default())
+    .await;
     let ctx = context(&scratch.root);
     let output = tool(&set, "mcp__crashy__ping").run(json!({}), &ctx).await;
     assert!(output.is_error);
@@ -99,9 +107,12 @@ async fn a_crash_mid_call_is_an_error_result_and_the_next_context_restarts_it() 
     let output = tool(&set, "mcp__crashy__ping").run(json!({}), &ctx).await;
     assert!(text_of(&output).contains("is not connected"), "{output:?}");
     // A fresh context starts it again.
-    let again = SessionTools::new(pool.servers_for(std::slice::from_ref(&spec)))
-        .tools()
-        .await;
+    let again = SessionTools::new(
+        pool.servers_for(std::slice::from_ref(&spec)),
+        SearchPolicy::default(),
+    )
+    .tools(LateToolsAsk::default())
+    .await;
     assert!(
         again
             .tools

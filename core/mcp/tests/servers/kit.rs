@@ -8,11 +8,12 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use larik_mcp::{ServerPool, ServerSpec, SessionTools, TransportSpec};
+use larik_mcp::{SearchPolicy, ServerPool, ServerSpec, SessionTools, TransportSpec};
 use larik_protocol::ResultPart;
 use larik_sandbox::Sandbox;
 use larik_tools::{
-    DiskFiles, LateToolSet, LateTools, ReadTracker, Tool, ToolContext, ToolLimits, ToolOutput,
+    DiskFiles, LateToolSet, LateTools, LateToolsAsk, ReadTracker, Tool, ToolContext, ToolLimits,
+    ToolOutput,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -59,6 +60,25 @@ pub fn faulty(name: &str, mode: &str, cwd: &Path) -> ServerSpec {
             args: vec![
                 dir.join("servers/faulty_server.py").display().to_string(),
                 mode.into(),
+            ],
+            env: BTreeMap::new(),
+            cwd: cwd.to_path_buf(),
+        },
+    )
+}
+
+/// `tests/mcp/servers/generated_server.py INDEX` over stdio.
+pub fn generated(name: &str, index: usize, cwd: &Path) -> ServerSpec {
+    let dir = mcp_dir();
+    ServerSpec::new(
+        name,
+        TransportSpec::Stdio {
+            command: dir.join(".venv/bin/python").display().to_string(),
+            args: vec![
+                dir.join("servers/generated_server.py")
+                    .display()
+                    .to_string(),
+                index.to_string(),
             ],
             env: BTreeMap::new(),
             cwd: cwd.to_path_buf(),
@@ -159,8 +179,8 @@ impl Scratch {
 /// The tools `specs` give a context, and the pool (stop it at the end).
 pub async fn session_tools(scratch: &Scratch, specs: &[ServerSpec]) -> (LateToolSet, ServerPool) {
     let pool = ServerPool::new(scratch.logs());
-    let tools = SessionTools::new(pool.servers_for(specs));
-    (tools.tools().await, pool)
+    let tools = SessionTools::new(pool.servers_for(specs), SearchPolicy::default());
+    (tools.tools(LateToolsAsk::default()).await, pool)
 }
 
 pub fn tool<'a>(set: &'a LateToolSet, name: &str) -> &'a Arc<dyn Tool> {
