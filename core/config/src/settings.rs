@@ -128,6 +128,9 @@ pub struct McpServerSettings {
     pub max_output_tokens: Option<u64>,
     /// `disabled`: configured but not to be started.
     pub disabled: bool,
+    /// `lazy`: a stdio server started on the first call of one of its tools, once its
+    /// tool list is known from an earlier start.
+    pub lazy: bool,
     /// The file it came from.
     pub file: PathBuf,
 }
@@ -616,6 +619,7 @@ impl Layer<'_> {
             tool_timeout: seconds("tool_timeout"),
             max_output_tokens: fields.get("max_output_tokens").and_then(Value::as_u64),
             disabled: fields.get("disabled").and_then(Value::as_bool) == Some(true),
+            lazy: fields.get("lazy").and_then(Value::as_bool) == Some(true),
             file: self.file.path.clone(),
         };
         for field in ["startup_timeout", "connect_timeout", "tool_timeout"] {

@@ -82,13 +82,14 @@ pub(crate) struct Connection {
 }
 
 impl Connection {
-    /// Reads the tool list again if the server said it changed.
-    pub(crate) async fn refresh_tools(&self) -> Result<(), String> {
-        if self.changes.tools.swap(false, Ordering::Relaxed) {
-            let tools = list_tools(&self.service).await?;
-            *self.tools.lock().await = tools;
+    /// Reads the tool list again if the server said it changed; whether it did.
+    pub(crate) async fn refresh_tools(&self) -> Result<bool, String> {
+        if !self.changes.tools.swap(false, Ordering::Relaxed) {
+            return Ok(false);
         }
-        Ok(())
+        let tools = list_tools(&self.service).await?;
+        *self.tools.lock().await = tools;
+        Ok(true)
     }
 
     /// Whether the session has ended (the process exited, the stream closed).

@@ -59,7 +59,18 @@ impl LateTools for SessionTools {
         let mut names = UniqueNames::default();
         let mut mcp_tools: Vec<Arc<McpTool>> = Vec::new();
         for (server, connection) in self.servers.iter().zip(ready) {
-            let Some(connection) = connection else {
+            if let Some(connection) = connection {
+                match connection.refresh_tools().await {
+                    Ok(true) if server.spec().lazy => {
+                        server.keep_tools(&connection.tools.lock().await);
+                    }
+                    Ok(_) => {}
+                    Err(why) => set
+                        .notices
+                        .push(format!("MCP server `{}`: {why}", server.name())),
+                }
+            }
+            let Some(mut listed) = server.offered_tools().await else {
                 set.notices.push(match server.status() {
                     ServerStatus::Connecting => format!(
                         "MCP server `{}` is still starting; its tools join at the next fresh \
@@ -70,11 +81,6 @@ impl LateTools for SessionTools {
                 });
                 continue;
             };
-            if let Err(why) = connection.refresh_tools().await {
-                set.notices
-                    .push(format!("MCP server `{}`: {why}", server.name()));
-            }
-            let mut listed = connection.tools.lock().await.clone();
             listed.sort_by(|a, b| {
                 let name = |tool: &serde_json::Value| {
                     tool.get("name")

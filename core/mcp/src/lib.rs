@@ -10,6 +10,7 @@
 //! joins at the next fresh context, so the tool set of a context never changes. This crate
 //! knows nothing of front ends or configuration files: it takes [`ServerSpec`]s.
 
+mod cache;
 mod connect;
 mod content;
 mod late;

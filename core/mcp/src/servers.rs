@@ -13,6 +13,7 @@ use std::time::Duration;
 use larik_protocol::sync::locked;
 use tokio::sync::watch;
 
+use crate::cache::ToolCache;
 use crate::connect::{self, Connection};
 use crate::log::ServerLog;
 use crate::spec::ServerSpec;
@@ -20,6 +21,8 @@ use crate::spec::ServerSpec;
 /// Where a server stands.
 #[derive(Clone)]
 pub(crate) enum State {
+    /// Not started: it starts on the first call of a tool it listed before.
+    Idle(Arc<Vec<serde_json::Value>>),
     Connecting,
     Ready(Arc<Connection>),
     Failed(String),
@@ -28,6 +31,11 @@ pub(crate) enum State {
 /// Where a server stands, as `/mcp` shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ServerStatus {
+    /// Not started yet: it starts on the first call of one of its tools.
+    Idle {
+        /// How many tools it listed when it last ran.
+        tools: usize,
+    },
     /// Starting, or waiting for its handshake.
     Connecting,
     /// Connected, offering this many tools.
@@ -42,6 +50,10 @@ pub enum ServerStatus {
 impl std::fmt::Display for ServerStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            ServerStatus::Idle { tools } => write!(
+                f,
+                "not started: it starts on the first call of one of its {tools} tools"
+            ),
             ServerStatus::Connecting => f.write_str("connecting"),
             ServerStatus::Ready { tools: 1 } => f.write_str("ready with 1 tool"),
             ServerStatus::Ready { tools } => write!(f, "ready with {tools} tools"),
@@ -55,27 +67,90 @@ pub struct Server {
     spec: ServerSpec,
     log: Arc<ServerLog>,
     state: watch::Sender<State>,
+    cache: ToolCache,
 }
 
 impl Server {
-    /// Starts connecting to `spec`'s server in the background, logging in `logs_dir`.
-    pub fn start(spec: ServerSpec, logs_dir: &std::path::Path) -> Arc<Server> {
+    /// The server `spec` defines, logging in `logs_dir`: connecting in the background now,
+    /// or, for a lazy server whose tool list `cache` holds, idle until a call needs it.
+    fn open(spec: ServerSpec, logs_dir: &std::path::Path, cache: ToolCache) -> Arc<Server> {
         let log = Arc::new(ServerLog::open(logs_dir, &spec.name));
-        let (state, _) = watch::channel(State::Connecting);
-        let server = Arc::new(Server { spec, log, state });
-        let connecting = Arc::clone(&server);
+        let known = spec.lazy.then(|| cache.read(&spec)).flatten();
+        let idle = known.is_some();
+        let first = match known {
+            Some(tools) => State::Idle(Arc::new(tools)),
+            None => State::Connecting,
+        };
+        let (state, _) = watch::channel(first);
+        let server = Arc::new(Server {
+            spec,
+            log,
+            state,
+            cache,
+        });
+        if !idle {
+            Arc::clone(&server).connect_in_background();
+        }
+        server
+    }
+
+    /// Connects on a task of its own; the state says when it is done.
+    fn connect_in_background(self: Arc<Self>) {
         tokio::spawn(async move {
-            let state = match connect::connect(&connecting.spec, Arc::clone(&connecting.log)).await
-            {
-                Ok(connection) => State::Ready(Arc::new(connection)),
+            let state = match connect::connect(&self.spec, Arc::clone(&self.log)).await {
+                Ok(connection) => {
+                    if self.spec.lazy {
+                        self.keep_tools(&connection.tools.lock().await);
+                    }
+                    State::Ready(Arc::new(connection))
+                }
                 Err(why) => {
-                    connecting.log.line(&format!("failed: {why}"));
+                    self.log.line(&format!("failed: {why}"));
                     State::Failed(why)
                 }
             };
-            connecting.state.send_replace(state);
+            self.state.send_replace(state);
         });
-        server
+    }
+
+    /// Keeps a lazy server's tool list for later sessions.
+    pub(crate) fn keep_tools(&self, tools: &[serde_json::Value]) {
+        if let Err(why) = self.cache.write(&self.spec, tools) {
+            self.log
+                .line(&format!("cannot keep the tool list for later: {why}"));
+        }
+    }
+
+    /// Its connection; an idle server is started first and waited for (within its
+    /// startup timeout, which its connection attempt keeps).
+    pub(crate) async fn started(self: &Arc<Self>) -> Option<Arc<Connection>> {
+        let was_idle = self.state.send_if_modified(|state| {
+            if matches!(state, State::Idle(_)) {
+                *state = State::Connecting;
+                true
+            } else {
+                false
+            }
+        });
+        if was_idle {
+            self.log.line("starting on first use");
+            Arc::clone(self).connect_in_background();
+        }
+        self.settled().await;
+        self.connection()
+    }
+
+    /// The tool list a session offers for it: the live one when ready, the kept one while
+    /// idle.
+    pub(crate) async fn offered_tools(&self) -> Option<Vec<serde_json::Value>> {
+        let state = self.state.borrow().clone();
+        match state {
+            State::Idle(tools) => Some(tools.as_ref().clone()),
+            State::Ready(connection) if !connection.is_closed() => {
+                Some(connection.tools.lock().await.clone())
+            }
+            _ => None,
+        }
     }
 
     /// Its definition.
@@ -96,6 +171,7 @@ impl Server {
     /// Where it stands now.
     pub fn status(&self) -> ServerStatus {
         match &*self.state.borrow() {
+            State::Idle(tools) => ServerStatus::Idle { tools: tools.len() },
             State::Connecting => ServerStatus::Connecting,
             State::Ready(connection) if connection.is_closed() => {
                 ServerStatus::Failed("the server stopped".to_string())
@@ -140,7 +216,7 @@ impl Server {
     /// process or stream ended.
     fn needs_restart(&self) -> bool {
         match &*self.state.borrow() {
-            State::Connecting => false,
+            State::Idle(_) | State::Connecting => false,
             State::Ready(connection) => connection.is_closed(),
             State::Failed(_) => true,
         }
@@ -265,20 +341,23 @@ impl Server {
 /// Every server this process started, by definition.
 pub struct ServerPool {
     logs_dir: PathBuf,
+    cache: ToolCache,
     servers: Mutex<HashMap<ServerSpec, Arc<Server>>>,
 }
 
 impl ServerPool {
-    /// A pool whose servers log to `logs_dir` (`<data dir>/logs`).
-    pub fn new(logs_dir: PathBuf) -> Self {
+    /// A pool in the data directory `data_dir`: servers log to `logs/mcp-<name>.log`, the
+    /// tool lists of lazy servers are kept in `mcp-tools/`.
+    pub fn new(data_dir: &std::path::Path) -> Self {
         ServerPool {
-            logs_dir,
+            logs_dir: data_dir.join("logs"),
+            cache: ToolCache::new(data_dir.join("mcp-tools")),
             servers: Mutex::new(HashMap::new()),
         }
     }
 
     /// The servers `specs` define, started now unless one with the same definition runs
-    /// (or is connecting) already. Must be called inside a tokio runtime.
+    /// (or is connecting, or idle) already. Must be called inside a tokio runtime.
     pub fn servers_for(&self, specs: &[ServerSpec]) -> Vec<Arc<Server>> {
         let mut servers = locked(&self.servers);
         specs
@@ -289,7 +368,7 @@ impl ServerPool {
                 {
                     return Arc::clone(server);
                 }
-                let server = Server::start(spec.clone(), &self.logs_dir);
+                let server = Server::open(spec.clone(), &self.logs_dir, self.cache.clone());
                 servers.insert(spec.clone(), Arc::clone(&server));
                 server
             })

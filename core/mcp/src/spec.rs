@@ -73,6 +73,9 @@ pub struct ServerSpec {
     pub tool_timeout: Duration,
     /// Most tokens of one tool result passed to the model.
     pub output_tokens: usize,
+    /// Started on the first call of one of its tools rather than with the session, when
+    /// its tool list is known from an earlier start.
+    pub lazy: bool,
 }
 
 impl ServerSpec {
@@ -85,6 +88,7 @@ impl ServerSpec {
             connect_wait: DEFAULT_CONNECT_WAIT,
             tool_timeout: DEFAULT_TOOL_TIMEOUT,
             output_tokens: DEFAULT_OUTPUT_TOKENS,
+            lazy: false,
         }
     }
 }

@@ -105,7 +105,7 @@ impl Tool for McpTool {
 
     async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
         let server = self.server.name();
-        let Some(connection) = self.server.connection() else {
+        let Some(connection) = self.server.started().await else {
             return ToolOutput::error(format!(
                 "The MCP server `{server}` is not connected ({}). Its tools work again after \
                  it reconnects, at the next fresh context (/clear).",

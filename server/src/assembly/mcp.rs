@@ -31,7 +31,7 @@ impl McpExtension {
     /// The extension, logging each server to `<data_dir>/logs/mcp-<name>.log`.
     pub fn new(data_dir: &Path) -> Self {
         McpExtension {
-            pool: Arc::new(ServerPool::new(data_dir.join("logs"))),
+            pool: Arc::new(ServerPool::new(data_dir)),
             editor_specs: Mutex::new(HashMap::new()),
             stop_handed_over: AtomicBool::new(false),
         }

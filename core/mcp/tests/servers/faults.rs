@@ -20,7 +20,7 @@ async fn a_silent_server_costs_the_context_only_its_wait_then_fails_at_its_timeo
         faulty("working", "ok", &scratch.root),
         Duration::from_secs(60),
     );
-    let pool = ServerPool::new(scratch.logs());
+    let pool = ServerPool::new(&scratch.root);
     let servers = pool.servers_for(&[silent, working]);
     let tools = SessionTools::new(servers.clone(), SearchPolicy::default());
     let set = tools.tools(LateToolsAsk::default()).await;
@@ -53,7 +53,7 @@ async fn a_slow_server_joins_the_next_context() {
     let scratch = Scratch::new();
     let mut slow = faulty("slow", "slow-start", &scratch.root);
     slow.connect_wait = Duration::from_millis(100);
-    let pool = ServerPool::new(scratch.logs());
+    let pool = ServerPool::new(&scratch.root);
     let first = SessionTools::new(
         pool.servers_for(std::slice::from_ref(&slow)),
         SearchPolicy::default(),
@@ -89,7 +89,7 @@ async fn a_crash_mid_call_is_an_error_result_and_the_next_context_restarts_it() 
         faulty("crashy", "crash", &scratch.root),
         Duration::from_secs(60),
     );
-    let pool = ServerPool::new(scratch.logs());
+    let pool = ServerPool::new(&scratch.root);
     let set = SessionTools::new(
         pool.servers_for(std::slice::from_ref(&spec)),
         SearchPolicy::default(),
@@ -144,5 +144,56 @@ async fn malformed_results_and_notification_floods_are_survived() {
     // The flood is one line in the log, not twenty thousand.
     let log = scratch.log_of("flood");
     assert!(log.matches("tool list changed").count() <= 2, "{log}");
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_lazy_server_is_offered_from_its_kept_tool_list_and_started_on_first_call() {
+    let scratch = Scratch::new();
+    let mut spec = with_wait(generated("lazy", 3, &scratch.root), Duration::from_secs(60));
+    spec.lazy = true;
+    // The first time, nothing is kept: it starts with the session and keeps its list.
+    let pool = ServerPool::new(&scratch.root);
+    let first = SessionTools::new(
+        pool.servers_for(std::slice::from_ref(&spec)),
+        SearchPolicy::default(),
+    )
+    .tools(LateToolsAsk::default())
+    .await;
+    assert_eq!(first.tools.len(), 3, "{:?}", first.notices);
+    pool.shutdown().await;
+    assert_eq!(scratch.log_of("lazy").matches("connecting (").count(), 1);
+
+    // A later process offers its tools without starting it.
+    let pool = ServerPool::new(&scratch.root);
+    let servers = pool.servers_for(std::slice::from_ref(&spec));
+    let later = SessionTools::new(servers.clone(), SearchPolicy::default())
+        .tools(LateToolsAsk::default())
+        .await;
+    assert!(later.notices.is_empty(), "{:?}", later.notices);
+    let names: Vec<&str> = later.tools.iter().map(|tool| tool.name()).collect();
+    assert_eq!(
+        names,
+        [
+            "mcp__lazy__ticket_list",
+            "mcp__lazy__ticket_lookup",
+            "mcp__lazy__ticket_update"
+        ]
+    );
+    assert_eq!(servers[0].status(), ServerStatus::Idle { tools: 3 });
+    assert_eq!(scratch.log_of("lazy").matches("connecting (").count(), 1);
+
+    // The first call starts it.
+    let ctx = context(&scratch.root);
+    let output = tool(&later, "mcp__lazy__ticket_lookup")
+        .run(json!({"id": "t"}), &ctx)
+        .await;
+    assert_eq!(
+        text_of(&output),
+        "ticket_lookup on server 3: {\"id\": \"t\"}"
+    );
+    let log = scratch.log_of("lazy");
+    assert!(log.contains("starting on first use"), "{log}");
+    assert_eq!(log.matches("connecting (").count(), 2);
     pool.shutdown().await;
 }

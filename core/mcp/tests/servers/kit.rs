@@ -178,7 +178,7 @@ impl Scratch {
 
 /// The tools `specs` give a context, and the pool (stop it at the end).
 pub async fn session_tools(scratch: &Scratch, specs: &[ServerSpec]) -> (LateToolSet, ServerPool) {
-    let pool = ServerPool::new(scratch.logs());
+    let pool = ServerPool::new(&scratch.root);
     let tools = SessionTools::new(pool.servers_for(specs), SearchPolicy::default());
     (tools.tools(LateToolsAsk::default()).await, pool)
 }

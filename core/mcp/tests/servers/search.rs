@@ -21,7 +21,7 @@ async fn past_the_limit_tools_are_found_by_search_and_called_through_mcp_call() 
             )
         })
         .collect();
-    let pool = ServerPool::new(scratch.logs());
+    let pool = ServerPool::new(&scratch.root);
     // Nine tools are more than a count of eight.
     let policy = SearchPolicy {
         share: 1.0,

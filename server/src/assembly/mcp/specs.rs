@@ -76,6 +76,8 @@ pub fn from_settings(
     if let Some(tokens) = server.max_output_tokens {
         spec.output_tokens = usize::try_from(tokens).unwrap_or(usize::MAX);
     }
+    // Only a program Larik starts can wait for its first use.
+    spec.lazy = server.lazy && matches!(spec.transport, TransportSpec::Stdio { .. });
     Ok(spec)
 }
 

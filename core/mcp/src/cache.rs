@@ -1,0 +1,55 @@
+//! The tool lists of servers that start on first use (`lazy`), kept under the data
+//! directory (`mcp-tools/<name>-<hash of the definition>.json`) each time such a server
+//! lists its tools, so a later session can offer its tools before starting it. A changed
+//! definition has another file; a file that cannot be read or is not a list is no cache.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::naming::{fnv1a, sanitize};
+use crate::spec::ServerSpec;
+
+/// Where the tool lists are kept.
+#[derive(Debug, Clone)]
+pub(crate) struct ToolCache {
+    dir: PathBuf,
+}
+
+impl ToolCache {
+    /// The cache in `dir`.
+    pub(crate) fn new(dir: PathBuf) -> Self {
+        ToolCache { dir }
+    }
+
+    fn path(&self, spec: &ServerSpec) -> PathBuf {
+        let hash = fnv1a(format!("{spec:?}").as_bytes());
+        self.dir
+            .join(format!("{}-{hash:08x}.json", sanitize(&spec.name)))
+    }
+
+    /// The tools `spec`'s server listed last time, if kept.
+    pub(crate) fn read(&self, spec: &ServerSpec) -> Option<Vec<Value>> {
+        let text = std::fs::read_to_string(self.path(spec)).ok()?;
+        match serde_json::from_str(&text).ok()? {
+            Value::Array(tools) => Some(tools),
+            _ => None,
+        }
+    }
+
+    /// Keeps `tools` for `spec`'s server; a cache that cannot be written only costs the
+    /// next session a start.
+    pub(crate) fn write(&self, spec: &ServerSpec, tools: &[Value]) -> Result<(), String> {
+        let path = self.path(spec);
+        let text = serde_json::to_string(tools).map_err(|error| error.to_string())?;
+        write_atomically(&self.dir, &path, &text).map_err(|error| error.to_string())
+    }
+}
+
+/// Writes `text` to `path` through a temporary file in `dir`, so a reader never sees half.
+fn write_atomically(dir: &Path, path: &Path, text: &str) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let temporary = path.with_extension(format!("json.{}.tmp", std::process::id()));
+    std::fs::write(&temporary, text)?;
+    std::fs::rename(&temporary, path)
+}
