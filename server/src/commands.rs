@@ -60,6 +60,8 @@ pub enum Action {
     /// Sends a prompt: the template with `$ARGUMENTS` replaced by the argument (when the
     /// template has no `$ARGUMENTS`, a given argument follows it on a line of its own).
     Prompt(String),
+    /// Sends the prompt an MCP server gives for the command's name and argument.
+    McpPrompt,
 }
 
 impl CommandSpec {
@@ -69,6 +71,16 @@ impl CommandSpec {
             description: description.to_string(),
             hint: hint.map(str::to_string),
             action: Action::Builtin(action),
+        }
+    }
+
+    /// An MCP prompt command: `/name [argument]` sends what the server gives.
+    pub fn mcp_prompt(name: &str, description: &str, hint: Option<&str>) -> Self {
+        CommandSpec {
+            name: name.to_string(),
+            description: description.to_string(),
+            hint: hint.map(str::to_string),
+            action: Action::McpPrompt,
         }
     }
 
@@ -95,6 +107,13 @@ pub enum Invocation {
     },
     /// A prompt command, expanded: the text to send as the prompt.
     Prompt(String),
+    /// An MCP prompt (`/mcp__<server>__<prompt>`), to expand through its server.
+    McpPrompt {
+        /// The command's name, without the slash.
+        command: String,
+        /// Its argument, if any.
+        argument: Option<String>,
+    },
 }
 
 /// The commands of a session.
@@ -128,13 +147,24 @@ impl SlashCommands {
             None => (rest, None),
         };
         let argument = argument.filter(|argument| !argument.is_empty());
-        let spec = self.specs.iter().find(|spec| spec.name == name)?;
+        let Some(spec) = self.specs.iter().find(|spec| spec.name == name) else {
+            // An MCP server's prompt, whether or not its server was ready when the list was
+            // made: the name is the server's to answer.
+            return name.starts_with("mcp__").then(|| Invocation::McpPrompt {
+                command: name.to_string(),
+                argument,
+            });
+        };
         Some(match &spec.action {
             Action::Builtin(command) => Invocation::Builtin {
                 command: *command,
                 argument,
             },
             Action::Prompt(template) => Invocation::Prompt(expand(template, argument.as_deref())),
+            Action::McpPrompt => Invocation::McpPrompt {
+                command: spec.name.clone(),
+                argument,
+            },
         })
     }
 }

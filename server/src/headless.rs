@@ -110,6 +110,26 @@ pub async fn run(args: Cli, extensions: Vec<Arc<dyn Extension>>) -> Result<ExitC
             },
             // A prompt command sends its text.
             Some(Invocation::Prompt(text)) => Op::user_text(text),
+            // An MCP prompt sends what its server gives; one that fails ends the run
+            // before any model request.
+            Some(Invocation::McpPrompt { command, argument }) => {
+                let cwd = std::env::current_dir().map_err(|error| {
+                    SetupError::internal(format!("no working directory: {error}"))
+                })?;
+                match process
+                    .mcp
+                    .expand_prompt(&cwd, &command, argument.as_deref())
+                    .await
+                {
+                    Ok(text) => Op::user_text(text),
+                    Err(message) => {
+                        let _ = agent.ops.send(Op::Shutdown);
+                        let _ = agent.task.await;
+                        finish(&process).await;
+                        return Err(SetupError::internal(message));
+                    }
+                }
+            }
             // Larik's other commands reach the model as prompts in this front end.
             _ => Op::user_text(prompt),
         }

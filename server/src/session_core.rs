@@ -75,6 +75,8 @@ pub enum Command<W: Wire> {
     },
     /// Something only this front end's wire handles.
     Wire(W::Command),
+    /// The running MCP prompt's text, or why it could not be had.
+    McpPromptExpanded(Result<String, String>),
     /// Stop the agent and the task; pending prompts end `cancelled`.
     Close,
 }
@@ -266,6 +268,8 @@ struct Running<R> {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Until {
+    /// An MCP prompt's expansion, then its turn.
+    McpPromptExpanded,
     TurnComplete,
     ModelSwitched,
     Undone,
@@ -355,6 +359,7 @@ impl<W: Wire> Task<W> {
                 }
             }
             Command::Wire(command) => self.wire.command(command, &mut self.state).await,
+            Command::McpPromptExpanded(expanded) => self.mcp_prompt_expanded(expanded).await,
             Command::Close => {}
         }
     }
@@ -409,6 +414,17 @@ impl<W: Wire> Task<W> {
                     self.wire.answer(reply, Ok(StopReason::EndTurn)).await;
                     continue;
                 }
+                Work::McpPrompt { command, argument } => {
+                    // Expanded on a task of its own, so a cancel is taken meanwhile.
+                    let mcp = Arc::clone(&self.reopen.process.mcp);
+                    let cwd = self.state.cwd.clone();
+                    let commands = self.commands.clone();
+                    tokio::spawn(async move {
+                        let expanded = mcp.expand_prompt(&cwd, &command, argument.as_deref()).await;
+                        let _ = commands.send(Command::McpPromptExpanded(expanded));
+                    });
+                    Until::McpPromptExpanded
+                }
             };
             self.running = Some(Running {
                 reply,
@@ -418,9 +434,49 @@ impl<W: Wire> Task<W> {
         }
     }
 
+    /// The running MCP prompt expanded (or not): its turn starts, or it ends with why.
+    async fn mcp_prompt_expanded(&mut self, expanded: Result<String, String>) {
+        if !self
+            .running
+            .as_ref()
+            .is_some_and(|running| running.until == Until::McpPromptExpanded)
+        {
+            // Cancelled meanwhile: already answered.
+            return;
+        }
+        match expanded {
+            Ok(text) => {
+                self.state.send(Op::UserTurn {
+                    content: vec![larik_protocol::UserContent::Text { text }],
+                });
+                if let Some(running) = &mut self.running {
+                    running.until = Until::TurnComplete;
+                }
+            }
+            Err(message) => {
+                self.last_error = Some(message);
+                self.finish(StopReason::Error).await;
+            }
+        }
+    }
+
     async fn cancel(&mut self) {
         for (_, reply) in std::mem::take(&mut self.waiting) {
             self.wire.answer(reply, Ok(StopReason::Cancelled)).await;
+        }
+        if self
+            .running
+            .as_ref()
+            .is_some_and(|running| running.until == Until::McpPromptExpanded)
+        {
+            // Nothing reached the agent yet: the prompt ends here.
+            if let Some(running) = self.running.take() {
+                self.wire
+                    .answer(running.reply, Ok(StopReason::Cancelled))
+                    .await;
+            }
+            self.start_next().await;
+            return;
         }
         let Some(running) = &mut self.running else {
             return;

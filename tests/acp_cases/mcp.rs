@@ -78,6 +78,7 @@ async fn editor_server_tools_are_offered_and_called(sdk: Sdk) {
             .usage(10, 1),
     );
     harness.server.enqueue(answer("echoed"));
+    harness.server.enqueue(answer("sunny"));
     let log = harness
         .drive(
             sdk,
@@ -95,6 +96,9 @@ async fn editor_server_tools_are_offered_and_called(sdk: Sdk) {
                      ]}},
                     prompt("p", "echo through the server"),
                     prompt("m", "/mcp"),
+                    prompt("a", "/mcp__everything__args-prompt Paris Ile de France"),
+                    prompt("bad", "/mcp__everything__args-prompt"),
+                    prompt("c", "/clear"),
                 ],
             }),
         )
@@ -131,6 +135,29 @@ async fn editor_server_tools_are_offered_and_called(sdk: Sdk) {
         text.contains("**everything** (from the editor): ready with"),
         "{text}"
     );
+    // The server's prompt ran as a slash command; one missing its argument failed before
+    // any model request.
+    assert_eq!(log.response("a")["stopReason"], "end_turn");
+    let requests = harness.server.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(
+        requests[2].body["messages"]
+            .to_string()
+            .contains("What's weather in Paris, Ile de France?"),
+        "{}",
+        requests[2].body["messages"]
+    );
+    assert!(
+        log.error("bad")["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("needs city")),
+        "{}",
+        log.error("bad")
+    );
+    // In the fresh context, with the server ready, the prompt is among the commands.
+    let advertised = log.updates("available_commands_update");
+    let last = advertised.last().expect("commands advertised").to_string();
+    assert!(last.contains("mcp__everything__args-prompt"), "{last}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

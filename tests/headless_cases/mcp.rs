@@ -370,3 +370,31 @@ async fn fifty_servers_are_reached_through_mcp_search_with_a_small_fixed_tool_li
         "{result}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_mcp_prompt_runs_as_a_slash_command_and_a_failing_one_sends_nothing() {
+    let harness = Harness::new().await;
+    personal_config(
+        &harness,
+        json!({"mcpServers": {"everything": everything()}}),
+    );
+    harness.server.enqueue(turn().text("sunny"));
+    let output = harness
+        .run(&["-p", "/mcp__everything__args-prompt Lisbon Estremadura"])
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let sent = harness.server.requests()[0].body["messages"].to_string();
+    assert!(
+        sent.contains("What's weather in Lisbon, Estremadura?"),
+        "{sent}"
+    );
+
+    let output = harness.run(&["-p", "/mcp__everything__args-prompt"]).await;
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("`/mcp__everything__args-prompt` needs city"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(harness.server.requests().len(), 1, "no request was sent");
+}

@@ -76,6 +76,11 @@ pub(crate) struct Connection {
     child: Mutex<Option<Child>>,
     /// Whether the server offers resources.
     pub(crate) has_resources: bool,
+    /// Whether the server offers prompts.
+    pub(crate) has_prompts: bool,
+    /// The server's prompt list (each prompt's JSON), read at connect and again after it
+    /// says the list changed.
+    pub(crate) prompts: Mutex<Vec<Value>>,
     /// The server's tool list as it sent it (each tool's JSON), read at connect and again
     /// after it says the list changed.
     pub(crate) tools: Mutex<Vec<Value>>,
@@ -90,6 +95,14 @@ impl Connection {
         let tools = list_tools(&self.service).await?;
         *self.tools.lock().await = tools;
         Ok(true)
+    }
+
+    /// The prompt list, read again if the server said it changed.
+    pub(crate) async fn current_prompts(&self) -> Result<Vec<Value>, String> {
+        if self.has_prompts && self.changes.prompts.swap(false, Ordering::Relaxed) {
+            *self.prompts.lock().await = list_prompts(&self.service).await?;
+        }
+        Ok(self.prompts.lock().await.clone())
     }
 
     /// Whether the session has ended (the process exited, the stream closed).
@@ -147,17 +160,26 @@ pub(crate) async fn connect(spec: &ServerSpec, log: Arc<ServerLog>) -> Result<Co
             }
         };
         let tools = list_tools(&service).await?;
-        Ok::<_, String>((service, child, tools))
+        let offers_prompts = service
+            .peer_info()
+            .is_some_and(|info| info.capabilities.prompts.is_some());
+        let prompts = if offers_prompts {
+            list_prompts(&service).await?
+        } else {
+            Vec::new()
+        };
+        Ok::<_, String>((service, child, tools, prompts))
     };
-    let (service, child, tools) = match tokio::time::timeout(spec.startup_timeout, started).await {
-        Ok(result) => result?,
-        Err(_) => {
-            return Err(format!(
-                "it did not answer within its startup timeout ({} s)",
-                spec.startup_timeout.as_secs_f64()
-            ));
-        }
-    };
+    let (service, child, tools, prompts) =
+        match tokio::time::timeout(spec.startup_timeout, started).await {
+            Ok(result) => result?,
+            Err(_) => {
+                return Err(format!(
+                    "it did not answer within its startup timeout ({} s)",
+                    spec.startup_timeout.as_secs_f64()
+                ));
+            }
+        };
     let capabilities = service
         .peer_info()
         .map(|info| serde_json::to_value(&info.capabilities).unwrap_or_default())
@@ -165,6 +187,8 @@ pub(crate) async fn connect(spec: &ServerSpec, log: Arc<ServerLog>) -> Result<Co
     log.line(&format!("ready with {} tools", tools.len()));
     Ok(Connection {
         has_resources: capabilities.get("resources").is_some(),
+        has_prompts: capabilities.get("prompts").is_some(),
+        prompts: Mutex::new(prompts),
         service,
         changes,
         child: Mutex::new(child),
@@ -182,6 +206,19 @@ async fn list_tools(service: &RunningService<RoleClient, Handler>) -> Result<Vec
     Ok(tools
         .iter()
         .filter_map(|tool| serde_json::to_value(tool).ok())
+        .collect())
+}
+
+/// Every prompt the server lists, each as the JSON it sent.
+async fn list_prompts(service: &RunningService<RoleClient, Handler>) -> Result<Vec<Value>, String> {
+    let prompts = service
+        .peer()
+        .list_all_prompts()
+        .await
+        .map_err(|error| format!("cannot list its prompts: {error}"))?;
+    Ok(prompts
+        .iter()
+        .filter_map(|prompt| serde_json::to_value(prompt).ok())
         .collect())
 }
 

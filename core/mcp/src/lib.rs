@@ -16,6 +16,7 @@ mod content;
 mod late;
 mod log;
 pub mod naming;
+mod prompts;
 mod resources;
 mod search;
 mod servers;
@@ -26,6 +27,7 @@ mod tool;
 
 pub use late::{SOURCE, SessionTools};
 pub use log::ServerLog;
+pub use prompts::{PromptCommand, expand_prompt, prompt_commands};
 pub use search::{McpCall, McpSearch, SearchPolicy};
 pub use servers::{Server, ServerPool, ServerStatus};
 pub use spec::{

@@ -12,17 +12,21 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use larik_config::Environment;
-use larik_mcp::{SearchPolicy, ServerPool, ServerSpec, SessionTools};
+use larik_mcp::{SearchPolicy, Server, ServerPool, ServerSpec, SessionTools};
 use larik_protocol::sync::locked;
 
 use super::error::{Notice, SetupError};
 use super::extension::{Contributions, Extension, Scope, ShutDown};
+use crate::commands::CommandSpec;
 
 /// The servers of every session of this process.
 pub struct McpExtension {
     pool: Arc<ServerPool>,
     /// The editor's servers last given for each project, for `/mcp`.
     editor_specs: Mutex<HashMap<PathBuf, Vec<ServerSpec>>>,
+    /// The servers of the latest session assembled for each project, whose prompts its
+    /// slash commands run.
+    session_servers: Mutex<HashMap<PathBuf, Vec<Arc<Server>>>>,
     /// Whether a session has handed over the pool's stop already (once per process).
     stop_handed_over: AtomicBool,
 }
@@ -33,6 +37,7 @@ impl McpExtension {
         McpExtension {
             pool: Arc::new(ServerPool::new(data_dir)),
             editor_specs: Mutex::new(HashMap::new()),
+            session_servers: Mutex::new(HashMap::new()),
             stop_handed_over: AtomicBool::new(false),
         }
     }
@@ -138,6 +143,21 @@ impl McpExtension {
         self.report(env, cwd)
     }
 
+    /// The text of the MCP prompt `/command argument` of the latest session in `cwd`, or
+    /// why there is none.
+    pub async fn expand_prompt(
+        &self,
+        cwd: &Path,
+        command: &str,
+        argument: Option<&str>,
+    ) -> Result<String, String> {
+        let servers = locked(&self.session_servers)
+            .get(cwd)
+            .cloned()
+            .unwrap_or_default();
+        larik_mcp::expand_prompt(&servers, command, argument).await
+    }
+
     /// Stops every server it started.
     pub async fn shutdown(&self) {
         self.pool.shutdown().await;
@@ -176,6 +196,16 @@ impl Extension for McpExtension {
         }
         let specs: Vec<ServerSpec> = wanted.into_values().collect();
         let servers = self.pool.servers_for(&specs);
+        locked(&self.session_servers).insert(scope.cwd.to_path_buf(), servers.clone());
+        // The prompts of the servers ready now; the others' run all the same by name.
+        for prompt in larik_mcp::prompt_commands(&servers) {
+            let hint = (!prompt.arguments.is_empty()).then(|| prompt.arguments.join(" "));
+            into.commands.push(CommandSpec::mcp_prompt(
+                &prompt.name,
+                &prompt.description,
+                hint.as_deref(),
+            ));
+        }
         if !self.stop_handed_over.swap(true, Ordering::Relaxed) {
             into.shutdown
                 .push(Arc::new(StopPool(Arc::clone(&self.pool))));

@@ -25,6 +25,14 @@ pub enum Work {
     Move(Move),
     /// A reply Larik gives itself, computed when the prompt's turn comes.
     Reply(LocalReply),
+    /// An MCP prompt: expanded through its server when its turn comes, then sent as a
+    /// turn; a failed expansion ends the prompt with the error before any model request.
+    McpPrompt {
+        /// The command's name (`mcp__<server>__<prompt>`).
+        command: String,
+        /// Its argument, if any.
+        argument: Option<String>,
+    },
 }
 
 /// Where a session continues.
@@ -74,6 +82,9 @@ impl Work {
         let (command, argument) = match invocation {
             Invocation::Builtin { command, argument } => (command, argument),
             Invocation::Prompt(text) => return Ok(Work::Turn(vec![UserContent::Text { text }])),
+            Invocation::McpPrompt { command, argument } => {
+                return Ok(Work::McpPrompt { command, argument });
+            }
         };
         Ok(match (command, argument) {
             (Builtin::Compact, instructions) => Work::Compact(instructions),

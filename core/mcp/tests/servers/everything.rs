@@ -79,3 +79,39 @@ async fn everything_s_resources_are_listed_and_read() {
     assert!(text_of(&output).contains("`everything`"), "{output:?}");
     pool.shutdown().await;
 }
+
+#[tokio::test]
+async fn everything_s_prompts_are_commands_that_expand_with_their_arguments() {
+    let scratch = Scratch::new();
+    let spec = with_wait(everything(&scratch.root), Duration::from_secs(60));
+    let pool = larik_mcp::ServerPool::new(&scratch.root);
+    let servers = pool.servers_for(&[spec]);
+    servers[0].settled().await;
+    let commands = larik_mcp::prompt_commands(&servers);
+    let args = commands
+        .iter()
+        .find(|command| command.name == "mcp__everything__args-prompt")
+        .unwrap_or_else(|| panic!("{commands:?}"));
+    assert_eq!(args.arguments, ["city", "state"]);
+
+    let text = larik_mcp::expand_prompt(
+        &servers,
+        "mcp__everything__args-prompt",
+        Some("Portland Oregon Coast"),
+    )
+    .await;
+    assert_eq!(
+        text.as_deref(),
+        Ok("What's weather in Portland, Oregon Coast?")
+    );
+    let missing = larik_mcp::expand_prompt(&servers, "mcp__everything__args-prompt", None).await;
+    assert_eq!(
+        missing,
+        Err("`/mcp__everything__args-prompt` needs city".to_string())
+    );
+    let unknown = larik_mcp::expand_prompt(&servers, "mcp__everything__nope", None).await;
+    assert!(unknown.is_err_and(|why| why.contains("has no prompt `nope`")));
+    let elsewhere = larik_mcp::expand_prompt(&servers, "mcp__other__x", None).await;
+    assert!(elsewhere.is_err_and(|why| why.contains("no MCP server")));
+    pool.shutdown().await;
+}
