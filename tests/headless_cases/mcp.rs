@@ -398,3 +398,34 @@ async fn an_mcp_prompt_runs_as_a_slash_command_and_a_failing_one_sends_nothing()
     );
     assert_eq!(harness.server.requests().len(), 1, "no request was sent");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_mentioned_resource_is_attached_and_an_unknown_server_stays_prose() {
+    let harness = Harness::new().await;
+    personal_config(
+        &harness,
+        json!({"mcpServers": {"everything": everything()}}),
+    );
+    harness.server.enqueue(turn().text("read it"));
+    let output = harness
+        .run(&[
+            "-p",
+            "summarize @everything:demo://resource/static/document/features.md, and ignore @elsewhere:x://y",
+        ])
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let sent = harness.server.requests()[0].body["messages"].to_string();
+    let features = std::fs::read_to_string(
+        mcp_dir()
+            .join("node_modules/@modelcontextprotocol/server-everything/dist/docs/features.md"),
+    )
+    .expect("the document");
+    let first_line = features.lines().next().expect("a first line");
+    assert!(
+        sent.contains("<mcp_resource server=\\\"everything\\\" uri=\\\"demo://resource/static/document/features.md\\\">"),
+        "{sent}"
+    );
+    assert!(sent.contains(first_line), "{sent}");
+    assert!(!sent.contains("uri=\\\"x://y"), "{sent}");
+    assert!(sent.contains("@elsewhere:x://y"), "{sent}");
+}

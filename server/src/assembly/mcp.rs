@@ -4,6 +4,7 @@
 //! late tool source, so a context's first request waits for them at most their connect
 //! wait. It also answers `/mcp`: every server of the project with its state.
 
+mod mentions;
 mod specs;
 
 use std::collections::{BTreeMap, HashMap};
@@ -197,6 +198,8 @@ impl Extension for McpExtension {
         let specs: Vec<ServerSpec> = wanted.into_values().collect();
         let servers = self.pool.servers_for(&specs);
         locked(&self.session_servers).insert(scope.cwd.to_path_buf(), servers.clone());
+        into.hooks
+            .push(Arc::new(mentions::ResourceMentions::new(servers.clone())));
         // The prompts of the servers ready now; the others' run all the same by name.
         for prompt in larik_mcp::prompt_commands(&servers) {
             let hint = (!prompt.arguments.is_empty()).then(|| prompt.arguments.join(" "));
