@@ -73,6 +73,7 @@ async fn editor_server_tools_are_offered_and_called(sdk: Sdk) {
                 "mcp__everything__echo",
                 json!({"message": "from the editor's server"}),
             )
+            .tool_call("i1", "mcp__everything__get-tiny-image", json!({}))
             .tool_call("h1", "mcp__http__add_note", json!({"text": "via http"}))
             .tool_call("s1", "mcp__sse__add_note", json!({"text": "via sse"}))
             .usage(10, 1),
@@ -112,6 +113,15 @@ async fn editor_server_tools_are_offered_and_called(sdk: Sdk) {
     assert!(
         call.to_string().contains("Echo: from the editor's server"),
         "{call}"
+    );
+    // The image the tool returned is shown with the call.
+    let image = log.tool_call("i1");
+    assert!(
+        image["content"].as_array().is_some_and(|content| content
+            .iter()
+            .any(|item| item["content"]["type"] == "image"
+                && item["content"]["mimeType"] == "image/png")),
+        "{image}"
     );
     // The servers' own tools that change state went through the permission step.
     for id in ["h1", "s1"] {

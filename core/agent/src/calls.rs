@@ -418,6 +418,12 @@ fn finish(events: &EventSink, call: &Call<'_>, mut output: ToolOutput) -> Block 
             ToolCallStatus::Completed
         },
         output: result_text(&output.content),
+        images: output
+            .content
+            .iter()
+            .filter(|part| matches!(part, ResultPart::Image { .. }))
+            .cloned()
+            .collect(),
     });
     Block::ToolResult {
         call_id: call.id.to_string(),

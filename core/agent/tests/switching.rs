@@ -172,6 +172,7 @@ async fn run_leg(h: &mut Harness, leg: &Leg) -> Vec<String> {
                 call_id,
                 status,
                 output,
+                ..
             } => {
                 assert_eq!(status, ToolCallStatus::Completed, "{output}");
                 completed.push(call_id);

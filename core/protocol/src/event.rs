@@ -151,6 +151,10 @@ pub enum Event {
         status: ToolCallStatus,
         /// The text the model receives.
         output: String,
+        /// The images the model receives with it (an MCP tool's), for front ends that
+        /// show images.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<crate::ResultPart>,
     },
     /// A file change a tool call proposes (before permission) or has applied.
     Diff {

@@ -26,7 +26,9 @@ use tokio::task::JoinHandle;
 use super::options::{
     MODE_OPTION, MODEL_OPTION, THOUGHT_OPTION, config_options, offers, parse_thought, select,
 };
-use super::updates::{acp_status, agent_text, diff_content, event_update, text_content};
+use super::updates::{
+    acp_status, agent_text, diff_content, event_update, image_content, text_content,
+};
 use crate::session_core::{Answerer, Outcome, Question, State, Switched, Wire, offered_models};
 
 /// Commands only the ACP wire handles.
@@ -158,6 +160,7 @@ impl Wire for AcpWire {
                 call_id,
                 status,
                 output,
+                images,
             } => {
                 let mut content = self.diffs.remove(call_id).unwrap_or_default();
                 if !self.applied.remove(call_id) {
@@ -165,6 +168,7 @@ impl Wire for AcpWire {
                     content.clear();
                 }
                 content.push(text_content(output));
+                content.extend(images.iter().filter_map(image_content));
                 self.notify(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
                     call_id.clone(),
                     ToolCallUpdateFields::new()

@@ -116,6 +116,16 @@ pub fn text_content(text: &str) -> ToolCallContent {
     ToolCallContent::from(text_block(text))
 }
 
+/// An image of a tool call's content (an MCP tool's result); `None` for a text part.
+pub fn image_content(part: &ResultPart) -> Option<ToolCallContent> {
+    match part {
+        ResultPart::Image { media_type, data } => Some(ToolCallContent::from(ContentBlock::Image(
+            ImageContent::new(data.clone(), media_type.clone()),
+        ))),
+        ResultPart::Text { .. } => None,
+    }
+}
+
 /// A diff item of a tool call's content.
 pub fn diff_content(change: &FileChange) -> ToolCallContent {
     ToolCallContent::Diff(
