@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::naming::{fnv1a, sanitize};
+use std::hash::{Hash, Hasher};
+
+use crate::naming::sanitize;
 use crate::spec::ServerSpec;
 
 /// Where the tool lists are kept.
@@ -23,9 +25,11 @@ impl ToolCache {
     }
 
     fn path(&self, spec: &ServerSpec) -> PathBuf {
-        let hash = fnv1a(format!("{spec:?}").as_bytes());
+        let mut hasher = Fnv1a::default();
+        spec.hash(&mut hasher);
+        let hash = hasher.finish();
         self.dir
-            .join(format!("{}-{hash:08x}.json", sanitize(&spec.name)))
+            .join(format!("{}-{hash:016x}.json", sanitize(&spec.name)))
     }
 
     /// The tools `spec`'s server listed last time, if kept.
@@ -43,6 +47,28 @@ impl ToolCache {
         let path = self.path(spec);
         let text = serde_json::to_string(tools).map_err(|error| error.to_string())?;
         write_atomically(&self.dir, &path, &text).map_err(|error| error.to_string())
+    }
+}
+
+/// The 64-bit FNV-1a hash as a [`Hasher`]: the same in every run, unlike the standard
+/// library's seeded one, so a kept list is found again by the next process.
+struct Fnv1a(u64);
+
+impl Default for Fnv1a {
+    fn default() -> Self {
+        Fnv1a(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv1a {
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 = (self.0 ^ u64::from(*byte)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 

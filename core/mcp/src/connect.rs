@@ -83,7 +83,7 @@ pub(crate) struct Connection {
     pub(crate) prompts: Mutex<Vec<Value>>,
     /// The server's tool list as it sent it (each tool's JSON), read at connect and again
     /// after it says the list changed.
-    pub(crate) tools: Mutex<Vec<Value>>,
+    pub(crate) tools: Mutex<Arc<Vec<Value>>>,
 }
 
 impl Connection {
@@ -93,7 +93,7 @@ impl Connection {
             return Ok(false);
         }
         let tools = list_tools(&self.service).await?;
-        *self.tools.lock().await = tools;
+        *self.tools.lock().await = Arc::new(tools);
         Ok(true)
     }
 
@@ -192,7 +192,7 @@ pub(crate) async fn connect(spec: &ServerSpec, log: Arc<ServerLog>) -> Result<Co
         service,
         changes,
         child: Mutex::new(child),
-        tools: Mutex::new(tools),
+        tools: Mutex::new(Arc::new(tools)),
     })
 }
 

@@ -70,7 +70,7 @@ impl LateTools for SessionTools {
                         .push(format!("MCP server `{}`: {why}", server.name())),
                 }
             }
-            let Some(mut listed) = server.offered_tools().await else {
+            let Some(listed) = server.offered_tools().await else {
                 set.notices.push(match server.status() {
                     ServerStatus::Connecting => format!(
                         "MCP server `{}` is still starting; its tools join at the next fresh \
@@ -81,17 +81,10 @@ impl LateTools for SessionTools {
                 });
                 continue;
             };
-            listed.sort_by(|a, b| {
-                let name = |tool: &serde_json::Value| {
-                    tool.get("name")
-                        .and_then(serde_json::Value::as_str)
-                        .unwrap_or_default()
-                        .to_string()
-                };
-                name(a).cmp(&name(b))
-            });
-            for tool in &listed {
-                let Some(own) = tool.get("name").and_then(serde_json::Value::as_str) else {
+            let mut order: Vec<&serde_json::Value> = listed.iter().collect();
+            order.sort_by(|a, b| name_of(a).cmp(&name_of(b)));
+            for tool in order {
+                let Some(own) = name_of(tool) else {
                     continue;
                 };
                 let name = names.claim(tool_name(server.name(), own));
@@ -111,4 +104,9 @@ impl LateTools for SessionTools {
         set.tools.sort_by(|a, b| a.name().cmp(b.name()));
         set
     }
+}
+
+/// The name a listed tool gives itself.
+fn name_of(tool: &serde_json::Value) -> Option<&str> {
+    tool.get("name").and_then(serde_json::Value::as_str)
 }

@@ -4,7 +4,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
 use larik_protocol::sync::locked;
@@ -12,27 +12,40 @@ use larik_protocol::sync::locked;
 /// Lines longer than this are cut in the log.
 const MAX_LOGGED: usize = 2000;
 
-/// An append-only log file; a log that cannot be written is no error for the server.
+/// An append-only log file, opened (with its directory) at its first line, so a server that
+/// never starts costs no file; a log that cannot be written is no error for the server.
 pub struct ServerLog {
-    file: Option<Mutex<File>>,
+    file: OnceLock<Option<Mutex<File>>>,
     path: PathBuf,
     started: Instant,
 }
 
 impl ServerLog {
-    /// Opens (creating it and its directory) the log of the server `name` in `logs_dir`;
-    /// one that cannot be opened writes nowhere.
+    /// The log of the server `name` in `logs_dir`.
     pub fn open(logs_dir: &Path, name: &str) -> Self {
-        let path = logs_dir.join(format!("mcp-{}.log", crate::naming::sanitize(name)));
-        let file = std::fs::create_dir_all(logs_dir)
-            .and_then(|()| OpenOptions::new().create(true).append(true).open(&path))
-            .ok()
-            .map(Mutex::new);
         ServerLog {
-            file,
-            path,
+            file: OnceLock::new(),
+            path: logs_dir.join(format!("mcp-{}.log", crate::naming::sanitize(name))),
             started: Instant::now(),
         }
+    }
+
+    /// The open file, or `None` when it cannot be opened.
+    fn file(&self) -> Option<&Mutex<File>> {
+        self.file
+            .get_or_init(|| {
+                let dir = self.path.parent()?;
+                std::fs::create_dir_all(dir)
+                    .and_then(|()| {
+                        OpenOptions::new()
+                            .create(true)
+                            .append(true)
+                            .open(&self.path)
+                    })
+                    .ok()
+                    .map(Mutex::new)
+            })
+            .as_ref()
     }
 
     /// Where it is.
@@ -42,14 +55,12 @@ impl ServerLog {
 
     /// A second handle on the file, for a child's stderr.
     pub(crate) fn for_stderr(&self) -> Option<File> {
-        self.file
-            .as_ref()
-            .and_then(|file| locked(file).try_clone().ok())
+        self.file().and_then(|file| locked(file).try_clone().ok())
     }
 
     /// Writes one line.
     pub fn line(&self, text: &str) {
-        let Some(file) = &self.file else {
+        let Some(file) = self.file() else {
             return;
         };
         let shown = match text.char_indices().nth(MAX_LOGGED) {

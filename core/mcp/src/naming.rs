@@ -67,7 +67,7 @@ impl UniqueNames {
 }
 
 /// The 32-bit FNV-1a hash: short, and the same in every build.
-pub(crate) fn fnv1a(bytes: &[u8]) -> u32 {
+fn fnv1a(bytes: &[u8]) -> u32 {
     bytes.iter().fold(0x811c_9dc5, |hash, byte| {
         (hash ^ u32::from(*byte)).wrapping_mul(0x0100_0193)
     })

@@ -142,12 +142,12 @@ impl Server {
 
     /// The tool list a session offers for it: the live one when ready, the kept one while
     /// idle.
-    pub(crate) async fn offered_tools(&self) -> Option<Vec<serde_json::Value>> {
+    pub(crate) async fn offered_tools(&self) -> Option<Arc<Vec<serde_json::Value>>> {
         let state = self.state.borrow().clone();
         match state {
-            State::Idle(tools) => Some(tools.as_ref().clone()),
+            State::Idle(tools) => Some(tools),
             State::Ready(connection) if !connection.is_closed() => {
-                Some(connection.tools.lock().await.clone())
+                Some(Arc::clone(&*connection.tools.lock().await))
             }
             _ => None,
         }
