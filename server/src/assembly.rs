@@ -5,9 +5,10 @@
 //! ask policy, the editor's MCP servers) and calls [`Process::assemble`] once. That reads
 //! the project's configuration, picks the model, opens or creates the session file, builds
 //! the agent configuration (mode, rules, budget, sandbox, checkpoints), asks every
-//! extension for its contributions (tools, loop hooks, slash commands, prompt sections, an
-//! edit checker, notices, things to shut down), applies the disallowed-tools filter once to
-//! the finished registry, and starts the agent. The [`Process`] is the state shared by all
+//! extension for its contributions (tools, late tool sources, loop hooks, slash commands,
+//! prompt sections, an edit checker, notices, things to shut down), applies the
+//! disallowed-tools filter once to the finished registry (and to what the late sources
+//! give), and starts the agent. The [`Process`] is the state shared by all
 //! sessions of one `larik` process: the environment, the session store, the extensions
 //! (with their caches, such as the language servers of each project) and the checkpoint
 //! upkeep; [`Process::shutdown`] ends it.
@@ -267,6 +268,7 @@ impl Process {
         let scope = Scope {
             env: &self.env,
             cwd: &cwd,
+            session_id: &session_id,
             settings: &settings,
             editor_mcp_servers: &editor_mcp_servers,
         };

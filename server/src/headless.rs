@@ -113,12 +113,9 @@ pub async fn run(args: Cli, extensions: Vec<Arc<dyn Extension>>) -> Result<ExitC
             // An MCP prompt sends what its server gives; one that fails ends the run
             // before any model request.
             Some(Invocation::McpPrompt { command, argument }) => {
-                let cwd = std::env::current_dir().map_err(|error| {
-                    SetupError::internal(format!("no working directory: {error}"))
-                })?;
                 match process
                     .mcp
-                    .expand_prompt(&cwd, &command, argument.as_deref())
+                    .expand_prompt(&assembled.session_id, &command, argument.as_deref())
                     .await
                 {
                     Ok(text) => Op::user_text(text),

@@ -75,8 +75,9 @@ pub enum Command<W: Wire> {
     },
     /// Something only this front end's wire handles.
     Wire(W::Command),
-    /// The running MCP prompt's text, or why it could not be had.
-    McpPromptExpanded(Result<String, String>),
+    /// An MCP prompt's text, or why it could not be had, for the expansion with this
+    /// number (only the running prompt's counts).
+    McpPromptExpanded(u64, Result<String, String>),
     /// Stop the agent and the task; pending prompts end `cancelled`.
     Close,
 }
@@ -246,6 +247,7 @@ pub fn spawn<W: Wire>(
         waiting: VecDeque::new(),
         questions: HashMap::new(),
         last_error: None,
+        expansions: 0,
     };
     tokio::spawn(async move {
         task.run(receiver).await;
@@ -302,6 +304,8 @@ struct Task<W: Wire> {
     questions: HashMap<String, JoinHandle<()>>,
     /// The last error of the running prompt, for its answer.
     last_error: Option<String>,
+    /// How many MCP prompts were expanded; the number of the latest.
+    expansions: u64,
 }
 
 impl<W: Wire> Task<W> {
@@ -359,7 +363,11 @@ impl<W: Wire> Task<W> {
                 }
             }
             Command::Wire(command) => self.wire.command(command, &mut self.state).await,
-            Command::McpPromptExpanded(expanded) => self.mcp_prompt_expanded(expanded).await,
+            Command::McpPromptExpanded(number, expanded) => {
+                if number == self.expansions {
+                    self.mcp_prompt_expanded(expanded).await;
+                }
+            }
             Command::Close => {}
         }
     }
@@ -415,13 +423,18 @@ impl<W: Wire> Task<W> {
                     continue;
                 }
                 Work::McpPrompt { command, argument } => {
-                    // Expanded on a task of its own, so a cancel is taken meanwhile.
+                    // Expanded on a task of its own, so a cancel is taken meanwhile; its
+                    // number tells its answer from a cancelled one's.
+                    self.expansions += 1;
+                    let number = self.expansions;
                     let mcp = Arc::clone(&self.reopen.process.mcp);
-                    let cwd = self.state.cwd.clone();
+                    let session = self.state.session_id.clone();
                     let commands = self.commands.clone();
                     tokio::spawn(async move {
-                        let expanded = mcp.expand_prompt(&cwd, &command, argument.as_deref()).await;
-                        let _ = commands.send(Command::McpPromptExpanded(expanded));
+                        let expanded = mcp
+                            .expand_prompt(&session, &command, argument.as_deref())
+                            .await;
+                        let _ = commands.send(Command::McpPromptExpanded(number, expanded));
                     });
                     Until::McpPromptExpanded
                 }

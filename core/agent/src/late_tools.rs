@@ -27,21 +27,20 @@ pub(crate) fn tool_specs(tools: &ToolRegistry) -> Vec<ToolSpec> {
 impl Runner {
     /// Adds the late sources' tools to the context, unless that happened already or
     /// `cancel` fires first.
-    pub(crate) async fn load_late_tools(&mut self, cancel: Option<&CancellationToken>) {
+    pub(crate) async fn load_late_tools(&mut self, cancel: &CancellationToken) {
         if self.late_tools.is_empty() {
             return;
         }
         let sources: Vec<Arc<dyn LateTools>> = self.late_tools.clone();
         let ask = LateToolsAsk {
             context_window: self.context_window,
+            hidden: None,
         };
-        let asked = futures::future::join_all(sources.iter().map(|source| source.tools(ask)));
-        let sets = match cancel {
-            Some(cancel) => tokio::select! {
-                sets = asked => sets,
-                () = cancel.cancelled() => return,
-            },
-            None => asked.await,
+        let asked =
+            futures::future::join_all(sources.iter().map(|source| source.tools(ask.clone())));
+        let sets = tokio::select! {
+            sets = asked => sets,
+            () = cancel.cancelled() => return,
         };
         self.late_tools.clear();
         for (source, set) in sources.iter().zip(sets) {

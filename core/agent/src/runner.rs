@@ -183,7 +183,7 @@ impl Runner {
                 Op::UserTurn { content } => {
                     let cancel = CancellationToken::new();
                     let turn = async {
-                        self.load_late_tools(Some(&cancel)).await;
+                        self.load_late_tools(&cancel).await;
                         self.run_turn(content, cancel.clone()).await;
                     };
                     inbox.drive(turn, &cancel).await;
@@ -191,7 +191,7 @@ impl Runner {
                 Op::Compact { instructions } => {
                     let cancel = CancellationToken::new();
                     let compaction = async {
-                        self.load_late_tools(Some(&cancel)).await;
+                        self.load_late_tools(&cancel).await;
                         self.compact(instructions, cancel.clone()).await;
                     };
                     inbox.drive(compaction, &cancel).await;
@@ -204,8 +204,12 @@ impl Runner {
                 }
                 Op::Undo => self.undo(),
                 Op::DescribeContext => {
-                    self.load_late_tools(None).await;
-                    self.describe_context();
+                    let cancel = CancellationToken::new();
+                    let describe = async {
+                        self.load_late_tools(&cancel).await;
+                        self.describe_context();
+                    };
+                    inbox.drive(describe, &cancel).await;
                 }
                 Op::Interrupt => {}
                 Op::PermissionReply { request_id, .. } => self.events.emit(Event::Notice {

@@ -14,11 +14,11 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::Value;
-use tokio::process::Child;
 use tokio::sync::Mutex;
 
 use crate::log::ServerLog;
 use crate::spec::{ServerSpec, TransportSpec};
+use crate::stdio::ChildGroup;
 use crate::{sse, stdio};
 
 /// What a server's notifications said changed since its lists were last read.
@@ -33,6 +33,8 @@ pub(crate) struct Changes {
 pub(crate) struct Handler {
     changes: Arc<Changes>,
     log: Arc<ServerLog>,
+    /// How many of the server's log messages were written.
+    logged: std::sync::atomic::AtomicUsize,
 }
 
 impl Handler {
@@ -66,6 +68,28 @@ impl ClientHandler for Handler {
     async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.note(&self.changes.prompts, "prompt");
     }
+
+    // Logging is deprecated in the newest protocol; servers speaking the earlier ones,
+    // which Larik negotiates, still log this way.
+    #[expect(deprecated)]
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let count = self.logged.fetch_add(1, Ordering::Relaxed);
+        if count < MAX_LOG_MESSAGES {
+            let level = serde_json::to_value(params.level).unwrap_or_default();
+            self.log.line(&format!(
+                "server log ({}): {}",
+                level.as_str().unwrap_or("?"),
+                params.data
+            ));
+        } else if count == MAX_LOG_MESSAGES {
+            self.log
+                .line("the server logs too much; its further messages are not written");
+        }
+    }
 }
 
 /// A live MCP session with one server.
@@ -73,7 +97,7 @@ pub(crate) struct Connection {
     pub(crate) service: RunningService<RoleClient, Handler>,
     pub(crate) changes: Arc<Changes>,
     /// The process of a stdio server.
-    child: Mutex<Option<Child>>,
+    child: Mutex<Option<ChildGroup>>,
     /// Whether the server offers resources.
     pub(crate) has_resources: bool,
     /// Whether the server offers prompts.
@@ -84,25 +108,58 @@ pub(crate) struct Connection {
     /// The server's tool list as it sent it (each tool's JSON), read at connect and again
     /// after it says the list changed.
     pub(crate) tools: Mutex<Arc<Vec<Value>>>,
+    /// How long a list may take when read again (the startup timeout).
+    list_timeout: std::time::Duration,
 }
 
 impl Connection {
-    /// Reads the tool list again if the server said it changed; whether it did.
+    /// Reads the tool list again if the server said it changed; whether it did. A server
+    /// that does not answer within the list timeout keeps its old list (and the change
+    /// stays noted, to be read at the next chance).
     pub(crate) async fn refresh_tools(&self) -> Result<bool, String> {
         if !self.changes.tools.swap(false, Ordering::Relaxed) {
             return Ok(false);
         }
-        let tools = list_tools(&self.service).await?;
-        *self.tools.lock().await = Arc::new(tools);
-        Ok(true)
+        match self.bounded(list_tools(&self.service)).await {
+            Ok(tools) => {
+                *self.tools.lock().await = Arc::new(tools);
+                Ok(true)
+            }
+            Err(why) => {
+                self.changes.tools.store(true, Ordering::Relaxed);
+                Err(why)
+            }
+        }
     }
 
-    /// The prompt list, read again if the server said it changed.
+    /// The prompt list, read again (within the list timeout) if the server said it
+    /// changed.
     pub(crate) async fn current_prompts(&self) -> Result<Vec<Value>, String> {
         if self.has_prompts && self.changes.prompts.swap(false, Ordering::Relaxed) {
-            *self.prompts.lock().await = list_prompts(&self.service).await?;
+            match self.bounded(list_prompts(&self.service)).await {
+                Ok(prompts) => *self.prompts.lock().await = prompts,
+                Err(why) => {
+                    self.changes.prompts.store(true, Ordering::Relaxed);
+                    return Err(why);
+                }
+            }
         }
         Ok(self.prompts.lock().await.clone())
+    }
+
+    /// `listing`, or an error when the server takes longer than the list timeout.
+    async fn bounded<T>(
+        &self,
+        listing: impl Future<Output = Result<T, String>>,
+    ) -> Result<T, String> {
+        tokio::time::timeout(self.list_timeout, listing)
+            .await
+            .unwrap_or_else(|_| {
+                Err(format!(
+                    "it did not list within {} s",
+                    self.list_timeout.as_secs_f64()
+                ))
+            })
     }
 
     /// Whether the session has ended (the process exited, the stream closed).
@@ -114,8 +171,7 @@ impl Connection {
     pub(crate) async fn close(&self) {
         self.service.cancellation_token().cancel();
         if let Some(mut child) = self.child.lock().await.take() {
-            stdio::stop(&mut child);
-            let _ = child.wait().await;
+            child.stop_and_wait().await;
         }
     }
 }
@@ -127,6 +183,7 @@ pub(crate) async fn connect(spec: &ServerSpec, log: Arc<ServerLog>) -> Result<Co
     let handler = Handler {
         changes: Arc::clone(&changes),
         log: Arc::clone(&log),
+        logged: std::sync::atomic::AtomicUsize::new(0),
     };
     let started = async {
         let mut child = None;
@@ -193,6 +250,7 @@ pub(crate) async fn connect(spec: &ServerSpec, log: Arc<ServerLog>) -> Result<Co
         changes,
         child: Mutex::new(child),
         tools: Mutex::new(Arc::new(tools)),
+        list_timeout: spec.startup_timeout,
     })
 }
 
@@ -222,9 +280,25 @@ async fn list_prompts(service: &RunningService<RoleClient, Handler>) -> Result<V
         .collect())
 }
 
-/// The HTTP client for remote servers.
-fn http_client() -> Result<reqwest::Client, String> {
+/// Most server log messages written to its log in one session.
+const MAX_LOG_MESSAGES: usize = 1000;
+
+/// The HTTP client for remote servers: it follows redirects only within the origin they
+/// start from, so the configured headers never reach another host.
+pub(crate) fn http_client() -> Result<reqwest::Client, String> {
+    let same_origin = reqwest::redirect::Policy::custom(|attempt| {
+        let same = attempt
+            .previous()
+            .last()
+            .is_some_and(|last| last.origin() == attempt.url().origin());
+        if same && attempt.previous().len() < 10 {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    });
     reqwest::Client::builder()
+        .redirect(same_origin)
         .build()
         .map_err(|error| format!("cannot set up HTTP: {error}"))
 }

@@ -62,7 +62,8 @@ impl LateTools for SessionTools {
             if let Some(connection) = connection {
                 match connection.refresh_tools().await {
                     Ok(true) if server.spec().lazy => {
-                        server.keep_tools(&connection.tools.lock().await);
+                        let tools = Arc::clone(&*connection.tools.lock().await);
+                        server.keep_tools(&tools);
                     }
                     Ok(_) => {}
                     Err(why) => set
@@ -87,7 +88,11 @@ impl LateTools for SessionTools {
                 let Some(own) = name_of(tool) else {
                     continue;
                 };
-                let name = names.claim(tool_name(server.name(), own));
+                let wanted = tool_name(server.name(), own);
+                if ask.hides(&wanted) {
+                    continue;
+                }
+                let name = names.claim(wanted);
                 if let Some(tool) = McpTool::new(Arc::clone(server), name, tool) {
                     mcp_tools.push(Arc::new(tool));
                 }

@@ -21,6 +21,23 @@ pub fn sanitize(text: &str) -> String {
         .collect()
 }
 
+/// The longest server name: its tools' names keep the whole `mcp__<server>__` prefix
+/// within the 64 characters providers take.
+pub const MAX_SERVER_NAME: usize = 40;
+
+/// Why `name` cannot name a server, if it cannot: its tool names must show which server
+/// they belong to (rules like `mcp__<server>` rely on it).
+pub fn check_server_name(name: &str) -> Result<(), String> {
+    let sanitized = sanitize(name);
+    if name.trim().is_empty() || sanitized.contains("__") || name.len() > MAX_SERVER_NAME {
+        return Err(format!(
+            "the server name `{name}` cannot name its tools: use at most {MAX_SERVER_NAME} \
+             letters, digits, `_` or `-`, without `__`"
+        ));
+    }
+    Ok(())
+}
+
 /// The prefix every tool of the server `server` has: `mcp__<server>__`.
 pub fn server_prefix(server: &str) -> String {
     format!("mcp__{}__", sanitize(server))
@@ -83,6 +100,11 @@ mod tests {
             tool_name("my server", "get.thing"),
             "mcp__my_server__get_thing"
         );
+        assert!(check_server_name("docs-2").is_ok());
+        assert!(check_server_name("a__b").is_err());
+        assert!(check_server_name("a..b").is_err());
+        assert!(check_server_name(&"x".repeat(41)).is_err());
+        assert!(check_server_name(" ").is_err());
         let long = tool_name("server", &"x".repeat(100));
         assert_eq!(long.len(), 64);
         assert!(long.starts_with("mcp__server__xxx"));

@@ -100,7 +100,8 @@ impl Server {
             let state = match connect::connect(&self.spec, Arc::clone(&self.log)).await {
                 Ok(connection) => {
                     if self.spec.lazy {
-                        self.keep_tools(&connection.tools.lock().await);
+                        let tools = Arc::clone(&*connection.tools.lock().await);
+                        self.keep_tools(&tools);
                     }
                     State::Ready(Arc::new(connection))
                 }
@@ -278,8 +279,16 @@ impl Server {
         Ok(lines)
     }
 
-    /// The resource at `uri`, as the model reads it.
-    pub async fn read_resource(&self, uri: &str) -> larik_tools::ToolOutput {
+    /// The resource at `uri`, as the model reads it; a server still starting (or idle) is
+    /// waited for within its startup timeout.
+    pub async fn read_resource(self: &Arc<Self>, uri: &str) -> larik_tools::ToolOutput {
+        if self.started().await.is_none() {
+            return larik_tools::ToolOutput::error(format!(
+                "The MCP server `{}` is not connected ({}).",
+                self.name(),
+                self.status()
+            ));
+        }
         let connection = match self.connected() {
             Ok(connection) => connection,
             Err(why) => return larik_tools::ToolOutput::error(why),

@@ -13,7 +13,7 @@ use crate::spec::TransportSpec;
 
 /// A started stdio server: the process, and the pipes MCP travels on.
 pub(crate) struct StdioChild {
-    pub(crate) child: Child,
+    pub(crate) child: ChildGroup,
     pub(crate) stdout: ChildStdout,
     pub(crate) stdin: ChildStdin,
 }
@@ -50,14 +50,36 @@ pub(crate) fn start(transport: &TransportSpec, log: &ServerLog) -> std::io::Resu
     let stdout = child.stdout.take().expect("stdout was piped");
     let stdin = child.stdin.take().expect("stdin was piped");
     Ok(StdioChild {
-        child,
+        child: ChildGroup(Some(child)),
         stdout,
         stdin,
     })
 }
 
+/// A server process and the process group it leads, stopped when dropped (a handshake
+/// that fails or times out drops it), so nothing it started outlives it.
+pub(crate) struct ChildGroup(Option<Child>);
+
+impl ChildGroup {
+    /// Stops the group and waits for the server to end.
+    pub(crate) async fn stop_and_wait(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            stop(&mut child);
+            let _ = child.wait().await;
+        }
+    }
+}
+
+impl Drop for ChildGroup {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.0 {
+            stop(child);
+        }
+    }
+}
+
 /// Stops the process group `child` leads (the server and what it started).
-pub(crate) fn stop(child: &mut Child) {
+fn stop(child: &mut Child) {
     if let Some(pid) = child.id() {
         larik_sandbox::kill_process_group(pid);
     }

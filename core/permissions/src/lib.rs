@@ -15,7 +15,7 @@ mod suggest;
 use std::path::Path;
 
 pub use policy::{PermissionPolicy, RuleSet};
-pub use rule::{Rule, RuleError, normalize_tool_name};
+pub use rule::{Rule, RuleError, mcp_server_rule_covers, normalize_tool_name};
 pub use suggest::suggest_rule;
 
 /// The broad kind of a tool, which decides which path rules apply to it.

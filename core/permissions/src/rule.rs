@@ -142,6 +142,34 @@ pub fn normalize_tool_name(name: &str) -> String {
         .collect()
 }
 
+/// Whether `rule` (a tool name as a rule or `--disallowedTools` gives it) is `mcp__<server>`
+/// or `mcp__<server>__*` and `tool` is a tool of that MCP server, `mcp__<server>__<name>`.
+/// Server names compare by their letters and digits alone, case aside, as tool names do
+/// (a server `my.server` has tools `mcp__my_server__…`, and the rule `mcp__My-Server`
+/// covers them).
+pub fn mcp_server_rule_covers(rule: &str, tool: &str) -> bool {
+    let Some(server) = rule.strip_prefix("mcp__") else {
+        return false;
+    };
+    let server = server.strip_suffix("__*").unwrap_or(server);
+    let Some((tool_server, name)) = tool
+        .strip_prefix("mcp__")
+        .and_then(|rest| rest.split_once("__"))
+    else {
+        return false;
+    };
+    let key = |text: &str| -> String {
+        text.chars()
+            .filter(char::is_ascii_alphanumeric)
+            .map(|c| c.to_ascii_lowercase())
+            .collect()
+    };
+    !server.contains("__")
+        && !name.is_empty()
+        && !key(server).is_empty()
+        && key(server) == key(tool_server)
+}
+
 /// The display name of a tool: Claude Code's spelling for built-in tools, else as given.
 pub(crate) fn canonical_name(name: &str) -> String {
     let canonical = match normalize_tool_name(name).as_str() {
@@ -233,18 +261,9 @@ impl Rule {
     }
 
     /// Whether the rule is `mcp__<server>` or `mcp__<server>__*` and `tool` is one of that
-    /// server's tools (`mcp__<server>__<name>`).
+    /// server's tools (see [`mcp_server_rule_covers`]).
     fn covers_mcp_server_of(&self, tool: &str) -> bool {
-        let Some(server) = self.tool.strip_prefix("mcp__") else {
-            return false;
-        };
-        let server = server.strip_suffix("__*").unwrap_or(server);
-        !server.is_empty()
-            && !server.contains("__")
-            && tool
-                .strip_prefix("mcp__")
-                .and_then(|rest| rest.strip_prefix(server))
-                .is_some_and(|rest| rest.starts_with("__") && rest.len() > 2)
+        mcp_server_rule_covers(&self.tool, tool)
     }
 
     /// Whether the rule has no specifier, so it covers every call of its tool.

@@ -617,6 +617,19 @@ fn tool_names_are_case_insensitive_and_ignore_underscores() {
         Call::Tool("mcp__s__", false),
         "ask mcp__s__",
     );
+    // Server names compare as tool names do: case, `_`, `-` and `.` aside.
+    check(
+        Default,
+        &[("deny", "mcp__My-Server")],
+        Call::Tool("mcp__my_server__drop", false),
+        "deny denied by the rule `mcp__My-Server",
+    );
+    check(
+        Default,
+        &[("allow", "mcp__my.server")],
+        Call::Tool("mcp__my_server__drop", false),
+        "allow",
+    );
     // Kept for later: fetch calls carry no URL yet, so a domain rule allows nothing.
     check(
         Default,

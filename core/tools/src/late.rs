@@ -16,11 +16,24 @@ pub struct LateToolSet {
     pub notices: Vec<String>,
 }
 
+/// Which tool names may not be offered (the names `--disallowedTools` takes away).
+pub type ToolFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
 /// What a late source may size its answer by.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Clone, Default)]
 pub struct LateToolsAsk {
     /// The model's context window in tokens, when known.
     pub context_window: Option<u64>,
+    /// Tools by these names are left out, also from what a source reaches indirectly
+    /// (the tools MCP's `mcp_search` finds); `None` hides nothing.
+    pub hidden: Option<ToolFilter>,
+}
+
+impl LateToolsAsk {
+    /// Whether the tool `name` is left out.
+    pub fn hides(&self, name: &str) -> bool {
+        self.hidden.as_ref().is_some_and(|hidden| hidden(name))
+    }
 }
 
 /// A source of tools the agent asks once per context, before its first request.

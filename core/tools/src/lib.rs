@@ -47,7 +47,7 @@ pub use feedback::EditFeedback;
 pub use files::{DiskFiles, FileAccess};
 pub use glob::GlobTool;
 pub use grep::GrepTool;
-pub use late::{LateToolSet, LateTools, LateToolsAsk};
+pub use late::{LateToolSet, LateTools, LateToolsAsk, ToolFilter};
 pub use multi_edit::MultiEditTool;
 pub use read::ReadTool;
 pub use todo::TodoWriteTool;

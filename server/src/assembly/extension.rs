@@ -20,6 +20,8 @@ pub struct Scope<'a> {
     pub env: &'a Environment,
     /// The session's working directory.
     pub cwd: &'a Path,
+    /// The session's id.
+    pub session_id: &'a str,
     /// The project's configuration files, merged.
     pub settings: &'a Settings,
     /// The MCP servers the editor gave for this session.

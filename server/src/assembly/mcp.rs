@@ -25,9 +25,8 @@ pub struct McpExtension {
     pool: Arc<ServerPool>,
     /// The editor's servers last given for each project, for `/mcp`.
     editor_specs: Mutex<HashMap<PathBuf, Vec<ServerSpec>>>,
-    /// The servers of the latest session assembled for each project, whose prompts its
-    /// slash commands run.
-    session_servers: Mutex<HashMap<PathBuf, Vec<Arc<Server>>>>,
+    /// The servers of each session (by id), whose prompts its slash commands run.
+    session_servers: Mutex<HashMap<String, Vec<Arc<Server>>>>,
     /// Whether a session has handed over the pool's stop already (once per process).
     stop_handed_over: AtomicBool,
 }
@@ -144,16 +143,16 @@ impl McpExtension {
         self.report(env, cwd)
     }
 
-    /// The text of the MCP prompt `/command argument` of the latest session in `cwd`, or
-    /// why there is none.
+    /// The text of the MCP prompt `/command argument` of the session `session_id`, or why
+    /// there is none.
     pub async fn expand_prompt(
         &self,
-        cwd: &Path,
+        session_id: &str,
         command: &str,
         argument: Option<&str>,
     ) -> Result<String, String> {
         let servers = locked(&self.session_servers)
-            .get(cwd)
+            .get(session_id)
             .cloned()
             .unwrap_or_default();
         larik_mcp::expand_prompt(&servers, command, argument).await
@@ -181,23 +180,26 @@ impl Extension for McpExtension {
     fn contribute(&self, scope: &Scope<'_>, into: &mut Contributions) -> Result<(), SetupError> {
         let mut wanted = configured(scope.settings, scope.cwd, scope.env, &mut into.notices);
         // The editor's server of a name replaces the configured one.
-        let editor: Vec<ServerSpec> = scope
-            .editor_mcp_servers
-            .iter()
-            .map(|server| specs::from_editor(server, scope.cwd, scope.env))
-            .collect();
-        if !editor.is_empty() {
-            locked(&self.editor_specs).insert(scope.cwd.to_path_buf(), editor.clone());
+        let mut editor: Vec<ServerSpec> = Vec::new();
+        for server in scope.editor_mcp_servers {
+            match specs::from_editor(server, scope.cwd, scope.env) {
+                Ok(spec) => editor.push(spec),
+                Err(why) => into.notices.push(Notice::configuration(format!(
+                    "the editor's MCP server `{}` is not started: {why}",
+                    server.name()
+                ))),
+            }
         }
+        locked(&self.editor_specs).insert(scope.cwd.to_path_buf(), editor.clone());
         for spec in editor {
             wanted.insert(spec.name.clone(), spec);
         }
-        if wanted.is_empty() {
-            return Ok(());
-        }
         let specs: Vec<ServerSpec> = wanted.into_values().collect();
         let servers = self.pool.servers_for(&specs);
-        locked(&self.session_servers).insert(scope.cwd.to_path_buf(), servers.clone());
+        locked(&self.session_servers).insert(scope.session_id.to_string(), servers.clone());
+        if servers.is_empty() {
+            return Ok(());
+        }
         into.hooks
             .push(Arc::new(mentions::ResourceMentions::new(servers.clone())));
         // The prompts of the servers ready now; the others' run all the same by name.

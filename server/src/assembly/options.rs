@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use larik_agent::{AgentConfig, Budget};
 use larik_config::{Environment, Settings};
-use larik_permissions::{RuleSet, normalize_tool_name};
+use larik_permissions::{RuleSet, mcp_server_rule_covers, normalize_tool_name};
 use larik_protocol::PermissionMode;
 use larik_providers::{
     Endpoint, ModelRegistry, ModelRole, ModelSettings, PROVIDERS, Prices, split_model_name,
@@ -248,7 +248,10 @@ pub fn without_disallowed_tools(
     if disallowed.names.is_empty() {
         return source;
     }
-    Arc::new(FilteredLateTools { source, disallowed })
+    Arc::new(FilteredLateTools {
+        source,
+        disallowed: Arc::new(disallowed),
+    })
 }
 
 /// The tool names `--disallowedTools` takes away (bare names; a rule with a specifier
@@ -275,14 +278,7 @@ impl Disallowed {
             if normalize_tool_name(name) == wanted {
                 return true;
             }
-            let Some(server) = name.strip_prefix("mcp__") else {
-                return false;
-            };
-            let server = server.strip_suffix("__*").unwrap_or(server);
-            !server.contains("__")
-                && tool
-                    .strip_prefix(&format!("mcp__{server}__"))
-                    .is_some_and(|rest| !rest.is_empty())
+            mcp_server_rule_covers(name, tool)
         })
     }
 }
@@ -290,7 +286,7 @@ impl Disallowed {
 /// A late tool source whose disallowed tools are left out.
 struct FilteredLateTools {
     source: Arc<dyn LateTools>,
-    disallowed: Disallowed,
+    disallowed: Arc<Disallowed>,
 }
 
 #[async_trait::async_trait]
@@ -299,7 +295,12 @@ impl LateTools for FilteredLateTools {
         self.source.source()
     }
 
-    async fn tools(&self, ask: LateToolsAsk) -> LateToolSet {
+    async fn tools(&self, mut ask: LateToolsAsk) -> LateToolSet {
+        let disallowed = Arc::clone(&self.disallowed);
+        let earlier = ask.hidden.take();
+        ask.hidden = Some(Arc::new(move |name: &str| {
+            disallowed.covers(name) || earlier.as_ref().is_some_and(|hidden| hidden(name))
+        }));
         let mut set = self.source.tools(ask).await;
         set.tools
             .retain(|tool| !self.disallowed.covers(tool.name()));

@@ -69,10 +69,29 @@ async fn past_the_limit_tools_are_found_by_search_and_called_through_mcp_call() 
     assert!(output.is_error);
     assert!(text_of(&output).contains("mcp_search"), "{output:?}");
 
+    // Hidden tools are neither found nor called (six are left, more than four).
+    let policy = SearchPolicy {
+        share: 1.0,
+        count: 4,
+    };
+    let hidden = SessionTools::new(pool.servers_for(&specs), policy)
+        .tools(LateToolsAsk {
+            context_window: None,
+            hidden: Some(std::sync::Arc::new(|name: &str| {
+                name.starts_with("mcp__s1__")
+            })),
+        })
+        .await;
+    let search = tool(&hidden, "mcp_search");
+    let found = text_of(&search.run(json!({"query": "invoice"}), &ctx).await);
+    assert!(found.starts_with("No MCP tool matches"), "{found}");
+    assert!(tool(&hidden, "mcp_call").forwards_to(&input).is_none());
+
     // Under the limits, and small against the window, every tool is offered.
     let set = SessionTools::new(pool.servers_for(&specs), SearchPolicy::default())
         .tools(LateToolsAsk {
             context_window: Some(200_000),
+            hidden: None,
         })
         .await;
     assert_eq!(set.tools.len(), 9);
@@ -80,6 +99,7 @@ async fn past_the_limit_tools_are_found_by_search_and_called_through_mcp_call() 
     let set = SessionTools::new(pool.servers_for(&specs), SearchPolicy::default())
         .tools(LateToolsAsk {
             context_window: Some(2_000),
+            hidden: None,
         })
         .await;
     assert_eq!(set.tools.len(), 2);

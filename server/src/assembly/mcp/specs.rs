@@ -20,6 +20,7 @@ pub fn from_settings(
     cwd: &Path,
     env: &Environment,
 ) -> Result<ServerSpec, String> {
+    larik_mcp::naming::check_server_name(name)?;
     let expand = |text: &str| expand(text, env);
     let expand_map = |map: &BTreeMap<String, String>| {
         map.iter()
@@ -81,8 +82,13 @@ pub fn from_settings(
     Ok(spec)
 }
 
-/// The spec of a server the editor gave.
-pub fn from_editor(server: &EditorMcpServer, cwd: &Path, env: &Environment) -> ServerSpec {
+/// The spec of a server the editor gave, or why it cannot be used.
+pub fn from_editor(
+    server: &EditorMcpServer,
+    cwd: &Path,
+    env: &Environment,
+) -> Result<ServerSpec, String> {
+    larik_mcp::naming::check_server_name(server.name())?;
     let transport = match server {
         EditorMcpServer::Stdio {
             command, args, env, ..
@@ -101,7 +107,10 @@ pub fn from_editor(server: &EditorMcpServer, cwd: &Path, env: &Environment) -> S
             headers: headers.iter().cloned().collect(),
         },
     };
-    with_env_defaults(ServerSpec::new(server.name(), transport), env)
+    Ok(with_env_defaults(
+        ServerSpec::new(server.name(), transport),
+        env,
+    ))
 }
 
 /// `spec` with the timeouts and the output cap the environment sets.
