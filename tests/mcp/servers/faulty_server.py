@@ -1,18 +1,18 @@
 """An MCP server over stdio that misbehaves on purpose, for Larik's fault tests. It speaks
 raw JSON-RPC (no SDK), so it can break the protocol.
 
-Usage: faulty_server.py MODE, where MODE is one of
+Usage: faulty_server.py MODE [GATE], where MODE is one of
   silent      reads messages and never answers, not even `initialize`
   crash       answers the handshake; exits in the middle of any tool call
   malformed   answers the handshake; answers each tool call with a result that is not one
   flood       sends 20000 tools/list_changed notifications after the handshake, then works
-  slow-start  sleeps 3 seconds before reading anything, then works
+  slow-start  reads nothing until the named pipe GATE is opened for writing (the test
+              decides when it has started), then works
 Working tools: `ping` (answers "pong").
 """
 
 import json
 import sys
-import time
 
 MODE = sys.argv[1]
 TOOLS = [
@@ -35,7 +35,8 @@ def answer(request, result):
 
 def main():
     if MODE == "slow-start":
-        time.sleep(3)
+        # Opening a named pipe for reading blocks until a writer opens it.
+        open(sys.argv[2], "rb").close()
     for line in sys.stdin:
         request = json.loads(line)
         method = request.get("method")

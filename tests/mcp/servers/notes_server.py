@@ -4,7 +4,7 @@ Usage: notes_server.py (streamable-http | sse) [--require-header NAME=VALUE]
 
 It listens on a free port on 127.0.0.1, prints `listening <port>` on stdout once it
 accepts connections, and serves until killed. Tools: `add_note` (changes state),
-`count_notes` (read-only, closed world), `slow` (sleeps the seconds given). A resource
+`count_notes` (read-only, closed world), `hang` (never answers). A resource
 `notes://all` and a prompt `review`.
 """
 
@@ -35,10 +35,10 @@ def count_notes() -> str:
     return f"{len(notes)} notes: " + ", ".join(notes)
 
 
-@server.tool(description="Waits the given number of seconds, then answers.")
-async def slow(seconds: float) -> str:
-    await asyncio.sleep(seconds)
-    return "done"
+@server.tool(description="Never answers.")
+async def hang() -> str:
+    await asyncio.Event().wait()
+    return "never"
 
 
 @server.resource("notes://all", description="Every note, one per line.")
@@ -77,14 +77,10 @@ def main() -> None:
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     uv = uvicorn.Server(config)
 
-    async def serve() -> None:
-        task = asyncio.create_task(uv.serve(sockets=[sock]))
-        while not uv.started:
-            await asyncio.sleep(0.01)
-        print(f"listening {port}", flush=True)
-        await task
-
-    asyncio.run(serve())
+    # The socket listens already: connections made from now on wait in its backlog until
+    # the server accepts them.
+    print(f"listening {port}", flush=True)
+    asyncio.run(uv.serve(sockets=[sock]))
 
 
 if __name__ == "__main__":

@@ -51,7 +51,15 @@ async fn a_silent_server_costs_the_context_only_its_wait_then_fails_at_its_timeo
 #[tokio::test]
 async fn a_slow_server_joins_the_next_context() {
     let scratch = Scratch::new();
-    let mut slow = faulty("slow", "slow-start", &scratch.root);
+    // The server starts once the test opens this pipe.
+    let gate = scratch.root.join("gate");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&gate)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let gate_arg = gate.display().to_string();
+    let mut slow = faulty_with("slow", &["slow-start", &gate_arg], &scratch.root);
     slow.connect_wait = Duration::from_millis(100);
     let pool = ServerPool::new(&scratch.root);
     let first = SessionTools::new(
@@ -66,9 +74,19 @@ async fn a_slow_server_joins_the_next_context() {
         "{:?}",
         first.notices
     );
-    // The next context (the same definition, so the same server) waits longer.
-    slow.connect_wait = Duration::from_secs(60);
+    // Once it is up, the next context (the same definition, so the same server) has it.
+    let opened = tokio::task::spawn_blocking(move || {
+        std::fs::OpenOptions::new().write(true).open(gate).map(drop)
+    });
+    opened
+        .await
+        .expect("the gate task")
+        .expect("the gate opens");
     let servers = pool.servers_for(std::slice::from_ref(&slow));
+    let settled = tokio::time::timeout(Duration::from_secs(60), servers[0].settled())
+        .await
+        .expect("the server settles");
+    assert_eq!(settled, ServerStatus::Ready { tools: 1 });
     let next = SessionTools::new(servers, SearchPolicy::default())
         .tools(LateToolsAsk::default())
         .await;

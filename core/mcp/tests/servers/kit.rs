@@ -52,15 +52,19 @@ pub fn everything(cwd: &Path) -> ServerSpec {
 
 /// `tests/mcp/servers/faulty_server.py MODE` over stdio.
 pub fn faulty(name: &str, mode: &str, cwd: &Path) -> ServerSpec {
+    faulty_with(name, &[mode], cwd)
+}
+
+/// `tests/mcp/servers/faulty_server.py ARGS…` over stdio.
+pub fn faulty_with(name: &str, args: &[&str], cwd: &Path) -> ServerSpec {
     let dir = mcp_dir();
     ServerSpec::new(
         name,
         TransportSpec::Stdio {
             command: dir.join(".venv/bin/python").display().to_string(),
-            args: vec![
-                dir.join("servers/faulty_server.py").display().to_string(),
-                mode.into(),
-            ],
+            args: std::iter::once(dir.join("servers/faulty_server.py").display().to_string())
+                .chain(args.iter().map(|arg| arg.to_string()))
+                .collect(),
             env: BTreeMap::new(),
             cwd: cwd.to_path_buf(),
         },
