@@ -46,13 +46,10 @@ pub async fn run(action: McpAction) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::SUCCESS);
             };
             let mcp = McpExtension::new(&env.data_dir()?);
-            let report = mcp.check(&env, &cwd).await;
+            let line = mcp.check_one(&env, &cwd, &name).await;
             mcp.shutdown().await;
-            let state = report
-                .lines()
-                .find(|line| line.starts_with(&format!("- **{name}**")))
-                .unwrap_or_default();
-            writeln!(out, "{state}")?;
+            let line = line.unwrap_or_else(|| format!("- **{name}**: not started"));
+            writeln!(out, "{line}")?;
             writeln!(out, "from {}", server.file.display())?;
         }
         McpAction::Add {

@@ -282,16 +282,8 @@ impl Server {
     /// The resource at `uri`, as the model reads it; a server still starting (or idle) is
     /// waited for within its startup timeout.
     pub async fn read_resource(self: &Arc<Self>, uri: &str) -> larik_tools::ToolOutput {
-        if self.started().await.is_none() {
-            return larik_tools::ToolOutput::error(format!(
-                "The MCP server `{}` is not connected ({}).",
-                self.name(),
-                self.status()
-            ));
-        }
-        let connection = match self.connected() {
-            Ok(connection) => connection,
-            Err(why) => return larik_tools::ToolOutput::error(why),
+        let Some(connection) = self.started().await else {
+            return larik_tools::ToolOutput::error(self.not_connected());
         };
         let within = self.spec.tool_timeout;
         let read = connection
@@ -319,13 +311,16 @@ impl Server {
 
     /// Its connection, or why there is none.
     fn connected(&self) -> Result<Arc<Connection>, String> {
-        self.connection().ok_or_else(|| {
-            format!(
-                "The MCP server `{}` is not connected ({}).",
-                self.name(),
-                self.status()
-            )
-        })
+        self.connection().ok_or_else(|| self.not_connected())
+    }
+
+    /// Why there is no connection, for the model.
+    fn not_connected(&self) -> String {
+        format!(
+            "The MCP server `{}` is not connected ({}).",
+            self.name(),
+            self.status()
+        )
     }
 
     /// Notes in its log that a call found it gone.

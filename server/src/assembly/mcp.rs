@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use larik_config::Environment;
+use larik_config::{Environment, LoadedConfig};
 use larik_mcp::{SearchPolicy, Server, ServerPool, ServerSpec, SessionTools};
 use larik_protocol::sync::locked;
 
@@ -46,6 +46,37 @@ impl McpExtension {
     /// state.
     pub fn report(&self, env: &Environment, cwd: &Path) -> String {
         let loaded = larik_config::load(&env.config_context(cwd));
+        self.report_of(&loaded, env, cwd)
+    }
+
+    /// `/mcp` for the configuration `loaded`.
+    fn report_of(&self, loaded: &LoadedConfig, env: &Environment, cwd: &Path) -> String {
+        let lines = self.lines(loaded, env, cwd);
+        if lines.is_empty() {
+            return "No MCP servers are configured for this project. Add one with `larik mcp \
+                    add`, in `.mcp.json`, or in your personal `config.json`."
+                .to_string();
+        }
+        let mut text = String::from("MCP servers:\n");
+        for line in lines.values() {
+            text.push_str(line);
+            text.push('\n');
+        }
+        text.push_str(
+            "\nA server that becomes ready (or approved) during a context joins at the next \
+             fresh context (`/clear`).",
+        );
+        text
+    }
+
+    /// One line per server of `loaded` and of the editor, by name: where it comes from and
+    /// how it stands.
+    fn lines(
+        &self,
+        loaded: &LoadedConfig,
+        env: &Environment,
+        cwd: &Path,
+    ) -> BTreeMap<String, String> {
         let mut lines: BTreeMap<String, String> = BTreeMap::new();
         for (name, server) in &loaded.settings.mcp_servers {
             let from = server.file.display();
@@ -92,21 +123,7 @@ impl McpExtension {
                 ),
             );
         }
-        if lines.is_empty() {
-            return "No MCP servers are configured for this project. Add one with `larik mcp \
-                    add`, in `.mcp.json`, or in your personal `config.json`."
-                .to_string();
-        }
-        let mut text = String::from("MCP servers:\n");
-        for line in lines.values() {
-            text.push_str(line);
-            text.push('\n');
-        }
-        text.push_str(
-            "\nA server that becomes ready (or approved) during a context joins at the next \
-             fresh context (`/clear`).",
-        );
-        text
+        lines
     }
 
     /// Approves the shared server `name` of the project at `cwd` (`/mcp approve NAME`).
@@ -135,12 +152,34 @@ impl McpExtension {
     /// startup timeout): the check `larik mcp list` and `larik -p /mcp` make.
     pub async fn check(&self, env: &Environment, cwd: &Path) -> String {
         let loaded = larik_config::load(&env.config_context(cwd));
+        self.start_and_settle(&loaded, env, cwd, None).await;
+        self.report_of(&loaded, env, cwd)
+    }
+
+    /// The `/mcp` line of the configured server `name` once it has connected or failed
+    /// (the check `larik mcp get` makes); `None` when no server has that name.
+    pub async fn check_one(&self, env: &Environment, cwd: &Path, name: &str) -> Option<String> {
+        let loaded = larik_config::load(&env.config_context(cwd));
+        self.start_and_settle(&loaded, env, cwd, Some(name)).await;
+        self.lines(&loaded, env, cwd).remove(name)
+    }
+
+    /// Starts the servers `loaded` configures (only `only`, when given) and waits for
+    /// each to connect or fail, within its startup timeout.
+    async fn start_and_settle(
+        &self,
+        loaded: &LoadedConfig,
+        env: &Environment,
+        cwd: &Path,
+        only: Option<&str>,
+    ) {
         let specs: Vec<ServerSpec> = configured(&loaded.settings, cwd, env, &mut Vec::new())
-            .into_values()
+            .into_iter()
+            .filter(|(name, _)| only.is_none_or(|only| only == name))
+            .map(|(_, spec)| spec)
             .collect();
         let servers = self.pool.servers_for(&specs);
         futures::future::join_all(servers.iter().map(|server| server.settled())).await;
-        self.report(env, cwd)
     }
 
     /// The text of the MCP prompt `/command argument` of the session `session_id`, or why
