@@ -15,6 +15,8 @@ mod extension;
 mod kit;
 #[path = "acp_cases/mcp.rs"]
 mod mcp;
+#[path = "support/notes_server.rs"]
+mod notes_server;
 #[path = "acp_cases/raw.rs"]
 mod raw;
 #[path = "support/read_then_edit.rs"]

@@ -178,6 +178,11 @@ const PROCESS_EXCEPTIONS: &[(&str, &str)] = &[
         "stdio MCP servers are programs the user configured (a shared file's only once \
          approved), started as configured with tokio::process in a process group of their own",
     ),
+    (
+        "server/src/browser.rs",
+        "a login opens the user's own browser ($BROWSER or xdg-open) on the authorization \
+         page, only when the user asks to log in",
+    ),
 ];
 
 /// Whether `text` starts a process itself: a `Command::new(` that is not part of a longer

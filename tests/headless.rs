@@ -18,8 +18,12 @@ mod control;
 mod extension;
 #[path = "headless_cases/mcp.rs"]
 mod mcp;
+#[path = "headless_cases/mcp_oauth.rs"]
+mod mcp_oauth;
 #[path = "headless_cases/models.rs"]
 mod models;
+#[path = "support/notes_server.rs"]
+mod notes_server;
 #[path = "support/recording.rs"]
 mod recording;
 #[path = "headless_cases/sandbox.rs"]

@@ -196,6 +196,14 @@ pub enum McpAction {
         /// A header for a remote server, `Name: value` (repeatable).
         #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
         headers: Vec<String>,
+        /// For a remote server that asks for OAuth: the client id registered with its
+        /// authorization server (without one, Larik registers itself).
+        #[arg(long = "client-id")]
+        client_id: Option<String>,
+        /// For a remote server that asks for OAuth: the port of the login's redirect
+        /// listener on 127.0.0.1.
+        #[arg(long = "callback-port")]
+        callback_port: Option<u16>,
         /// The server's name.
         name: String,
         /// The program (stdio) or the URL (http, sse).
@@ -206,6 +214,17 @@ pub enum McpAction {
     },
     /// Remove a server from your personal config.json.
     Remove {
+        /// The server's name.
+        name: String,
+    },
+    /// Log in to a remote server that asks for OAuth: opens the authorization page in your
+    /// browser (the URL is printed too) and waits for you to authorize Larik.
+    Login {
+        /// The server's name.
+        name: String,
+    },
+    /// Forget the login kept for a remote server.
+    Logout {
         /// The server's name.
         name: String,
     },

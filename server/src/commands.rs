@@ -34,8 +34,8 @@ pub enum Builtin {
     /// `/config [set KEY VALUE]`: the merged configuration and where each value comes
     /// from, or a change to the personal file.
     Config,
-    /// `/mcp [approve NAME]`: the MCP servers and their state, or an approval of a shared
-    /// one.
+    /// `/mcp [approve|login|logout NAME]`: the MCP servers and their state, the approval
+    /// of a shared one, or the login of a remote one.
     Mcp,
 }
 
@@ -258,8 +258,8 @@ fn builtin() -> Vec<CommandSpec> {
         ),
         CommandSpec::builtin(
             "mcp",
-            "Show the MCP servers and their state, or approve a repository's server",
-            Some("approve NAME (optional)"),
+            "Show the MCP servers and their state, approve a repository's server, or log in to a remote one",
+            Some("approve|login|logout NAME (optional)"),
             Builtin::Mcp,
         ),
     ]

@@ -10,6 +10,7 @@
 mod acp;
 mod approve;
 mod assembly;
+mod browser;
 mod cli;
 mod commands;
 mod config;

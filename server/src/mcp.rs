@@ -1,7 +1,8 @@
 //! `larik mcp`: the MCP servers of the current directory's project. `list` starts each
 //! configured server, waits for it to connect or fail, and lists them as `/mcp` does;
 //! `get` shows one entry with its source and state; `add` and `remove` change the personal
-//! `config.json` (a repository's `.mcp.json` is the team's to edit).
+//! `config.json` (a repository's `.mcp.json` is the team's to edit); `login` logs in to a
+//! remote server that asks for OAuth and `logout` forgets that login.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -56,11 +57,26 @@ pub async fn run(action: McpAction) -> anyhow::Result<ExitCode> {
             transport,
             env: variables,
             headers,
+            client_id,
+            callback_port,
             name,
             command_or_url,
             args,
         } => {
-            let entry = entry(&transport, &variables, &headers, &command_or_url, &args)?;
+            let mut entry = entry(&transport, &variables, &headers, &command_or_url, &args)?;
+            if client_id.is_some() || callback_port.is_some() {
+                if transport == "stdio" {
+                    bail!("--client-id and --callback-port are for http and sse servers");
+                }
+                let mut oauth = serde_json::Map::new();
+                if let Some(client_id) = client_id {
+                    oauth.insert("client_id".into(), json!(client_id));
+                }
+                if let Some(port) = callback_port {
+                    oauth.insert("callback_port".into(), json!(port));
+                }
+                entry["oauth"] = Value::Object(oauth);
+            }
             let config_dir = context
                 .config_dir
                 .clone()
@@ -86,6 +102,28 @@ pub async fn run(action: McpAction) -> anyhow::Result<ExitCode> {
                 );
             }
             writeln!(out, "Removed the MCP server `{name}`.")?;
+        }
+        McpAction::Login { name } => {
+            let mcp = McpExtension::new(&env.data_dir()?);
+            let outcome = mcp
+                .login_and_wait(&env, &cwd, &name, |url, opened| {
+                    let how = match opened {
+                        Some(program) => format!("Opened {program} on the authorization page of `{name}`. If it does not show, open:"),
+                        None => format!("To log in to `{name}`, open:"),
+                    };
+                    eprintln!("{how}\n\n  {url}\n\nWaiting for you to authorize Larik…");
+                })
+                .await;
+            mcp.shutdown().await;
+            match outcome {
+                Ok(status) => writeln!(out, "Logged in to `{name}`: {status}.")?,
+                Err(why) => bail!(why),
+            }
+        }
+        McpAction::Logout { name } => {
+            let mcp = McpExtension::new(&env.data_dir()?);
+            let text = mcp.logout(&env, &cwd, &name).map_err(anyhow::Error::msg)?;
+            writeln!(out, "{text}")?;
         }
     }
     Ok(ExitCode::SUCCESS)

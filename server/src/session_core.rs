@@ -39,7 +39,7 @@ use tokio::task::JoinHandle;
 
 pub use registry::{Lookup, SessionHandle, SessionRegistry, SessionView};
 pub use switch::{Reopen, Switched};
-pub use work::{LocalReply, Move, Work, config_setting, mcp_approval, prompt_number};
+pub use work::{LocalReply, McpAction, Move, Work, config_setting, mcp_action, prompt_number};
 
 use crate::assembly::Assembled;
 use crate::commands::SlashCommands;
@@ -78,6 +78,10 @@ pub enum Command<W: Wire> {
     /// An MCP prompt's text, or why it could not be had, for the expansion with this
     /// number (only the running prompt's counts).
     McpPromptExpanded(u64, Result<String, String>),
+    /// The running `/mcp login` has a URL for the user to open (the text saying so).
+    McpLoginUrl(u64, String),
+    /// The running `/mcp login` ended: what to tell the user, or why it failed.
+    McpLoginDone(u64, Result<String, String>),
     /// Stop the agent and the task; pending prompts end `cancelled`.
     Close,
 }
@@ -248,6 +252,7 @@ pub fn spawn<W: Wire>(
         questions: HashMap::new(),
         last_error: None,
         expansions: 0,
+        login: None,
     };
     tokio::spawn(async move {
         task.run(receiver).await;
@@ -272,6 +277,7 @@ struct Running<R> {
 enum Until {
     /// An MCP prompt's expansion, then its turn.
     McpPromptExpanded,
+    McpLogin,
     TurnComplete,
     ModelSwitched,
     Undone,
@@ -304,8 +310,10 @@ struct Task<W: Wire> {
     questions: HashMap<String, JoinHandle<()>>,
     /// The last error of the running prompt, for its answer.
     last_error: Option<String>,
-    /// How many MCP prompts were expanded; the number of the latest.
+    /// How many MCP prompts and logins were started; the number of the latest.
     expansions: u64,
+    /// The task of a running `/mcp login`, stopped by a cancel.
+    login: Option<tokio::task::AbortHandle>,
 }
 
 impl<W: Wire> Task<W> {
@@ -368,6 +376,26 @@ impl<W: Wire> Task<W> {
                     self.mcp_prompt_expanded(expanded).await;
                 }
             }
+            Command::McpLoginUrl(number, text) => {
+                if number == self.expansions && self.running_until(Until::McpLogin) {
+                    self.wire.say(text).await;
+                }
+            }
+            Command::McpLoginDone(number, done) => {
+                if number == self.expansions && self.running_until(Until::McpLogin) {
+                    self.login = None;
+                    match done {
+                        Ok(text) => {
+                            self.wire.say(text).await;
+                            self.finish(StopReason::EndTurn).await;
+                        }
+                        Err(message) => {
+                            self.last_error = Some(message);
+                            self.finish(StopReason::Error).await;
+                        }
+                    }
+                }
+            }
             Command::Close => {}
         }
     }
@@ -421,6 +449,35 @@ impl<W: Wire> Task<W> {
                     self.wire.say(text).await;
                     self.wire.answer(reply, Ok(StopReason::EndTurn)).await;
                     continue;
+                }
+                Work::McpLogin(name) => {
+                    // On a task of its own, so a cancel is taken meanwhile (and stops it).
+                    self.expansions += 1;
+                    let number = self.expansions;
+                    let mcp = Arc::clone(&self.reopen.process.mcp);
+                    let env = self.reopen.process.env.clone();
+                    let cwd = self.state.cwd.clone();
+                    let commands = self.commands.clone();
+                    let task = tokio::spawn(async move {
+                        let tell = |url: &str, opened: Option<String>| {
+                            let _ = commands.send(Command::McpLoginUrl(
+                                number,
+                                login_url_text(&name, url, opened),
+                            ));
+                        };
+                        let done =
+                            mcp.login_and_wait(&env, &cwd, &name, tell)
+                                .await
+                                .map(|status| {
+                                    format!(
+                                        "Logged in to the MCP server `{name}`: {status}. Its tools \
+                                     join at the next fresh context (`/clear`)."
+                                    )
+                                });
+                        let _ = commands.send(Command::McpLoginDone(number, done));
+                    });
+                    self.login = Some(task.abort_handle());
+                    Until::McpLogin
                 }
                 Work::McpPrompt { command, argument } => {
                     // Expanded on a task of its own, so a cancel is taken meanwhile; its
@@ -477,11 +534,12 @@ impl<W: Wire> Task<W> {
         for (_, reply) in std::mem::take(&mut self.waiting) {
             self.wire.answer(reply, Ok(StopReason::Cancelled)).await;
         }
-        if self
-            .running
-            .as_ref()
-            .is_some_and(|running| running.until == Until::McpPromptExpanded)
-        {
+        if let Some(login) = self.login.take() {
+            login.abort();
+        }
+        if self.running.as_ref().is_some_and(|running| {
+            matches!(running.until, Until::McpPromptExpanded | Until::McpLogin)
+        }) {
             // Nothing reached the agent yet: the prompt ends here.
             if let Some(running) = self.running.take() {
                 self.wire
@@ -649,4 +707,15 @@ impl<W: Wire> Task<W> {
         self.wire.answer(running.reply, outcome).await;
         Box::pin(self.start_next()).await;
     }
+}
+
+/// What `/mcp login` tells the user to open.
+fn login_url_text(name: &str, url: &str, opened: Option<String>) -> String {
+    let how = match opened {
+        Some(_) => "Your browser was opened on its authorization page; if it did not show, open",
+        None => "Open",
+    };
+    format!(
+        "Logging in to the MCP server `{name}`. {how} this URL and authorize Larik:\n\n{url}\n\nWaiting for the authorization…"
+    )
 }

@@ -1,7 +1,9 @@
 //! The editor's MCP servers through `larik acp`: a stdio server given in `session/new`
 //! (server-everything, from npm, installed by `tests/mcp/setup`) is connected, its tools
 //! offered to the model and its calls shown to the editor like any other; `initialize`
-//! announces the HTTP and SSE transports; `/mcp` lists the editor's server.
+//! announces the HTTP and SSE transports; `/mcp` lists the editor's server. An editor's
+//! server behind OAuth offers no tools until `/mcp login` (which shows the URL, opens
+//! `$BROWSER` and ends once the user authorized Larik); its tools join at `/clear`.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -11,6 +13,8 @@ use serde_json::{Value, json};
 use larik_testkit::turn;
 
 use super::kit::*;
+use super::notes_server::{NotesServer, browser_script};
+use larik_testkit::oauth::{AuthServer, AuthServerOptions};
 
 /// The `mcpServers` entry of `session/new` for server-everything.
 fn everything() -> Value {
@@ -23,48 +27,11 @@ fn everything() -> Value {
     json!({"name": "everything", "command": "node", "args": [script, "stdio"], "env": []})
 }
 
-/// `tests/mcp/servers/notes_server.py` on a free port, killed when dropped.
-struct NotesServer {
-    child: std::process::Child,
-    port: u16,
-}
-
-impl NotesServer {
-    fn start(transport: &str) -> Self {
-        use std::io::BufRead;
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp");
-        let mut child = Command::new(dir.join(".venv/bin/python"))
-            .arg(dir.join("servers/notes_server.py"))
-            .args([transport, "--require-header", "X-Token=t0k"])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("the notes server starts");
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("its listening line");
-        let port = line
-            .trim()
-            .strip_prefix("listening ")
-            .and_then(|port| port.parse().ok())
-            .unwrap_or_else(|| panic!("not a listening line: {line:?}"));
-        NotesServer { child, port }
-    }
-}
-
-impl Drop for NotesServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 async fn editor_server_tools_are_offered_and_called(sdk: Sdk) {
     let harness = Harness::new().await;
     let everything = everything();
-    let http = NotesServer::start("streamable-http");
-    let sse = NotesServer::start("sse");
+    let http = NotesServer::start(&["streamable-http", "--require-header", "X-Token=t0k"]);
+    let sse = NotesServer::start(&["sse", "--require-header", "X-Token=t0k"]);
     let header = json!([{"name": "X-Token", "value": "t0k"}]);
     harness.server.enqueue(
         turn()
@@ -178,4 +145,60 @@ async fn editor_server_tools_typescript() {
 #[tokio::test(flavor = "multi_thread")]
 async fn editor_server_tools_python() {
     editor_server_tools_are_offered_and_called(Sdk::Python).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_editor_server_behind_oauth_logs_in_from_the_editor() {
+    let auth = AuthServer::start(AuthServerOptions::default()).await;
+    let notes = NotesServer::start(&["streamable-http", "--oauth", &auth.issuer()]);
+    let mut harness = Harness::new().await;
+    let browser = browser_script(harness.data.path());
+    harness
+        .extra_env
+        .push(("BROWSER".into(), browser.display().to_string()));
+    harness.server.enqueue(answer("no notes tool yet"));
+    harness
+        .server
+        .enqueue(turn().tool_call("n1", "mcp__notes__count_notes", json!({})));
+    harness.server.enqueue(answer("counted"));
+    let log = harness
+        .drive(
+            Sdk::TypeScript,
+            json!({
+                "steps": [
+                    initialize(false),
+                    {"request": "session/new", "name": "new",
+                     "params": {"cwd": "$cwd", "mcpServers": [
+                         {"type": "http", "name": "notes", "headers": [],
+                          "url": notes.url("/mcp")},
+                     ]}},
+                    // Turned away in the background: no tools of it yet.
+                    prompt("first", "hello"),
+                    prompt("login", "/mcp login notes"),
+                    prompt("clear", "/clear"),
+                    prompt("p", "count the notes"),
+                ],
+            }),
+        )
+        .await;
+    assert_eq!(log.response("login")["stopReason"], "end_turn");
+    let text = log.agent_text();
+    assert!(
+        text.contains(&format!("{}/authorize?", auth.issuer())),
+        "{text}"
+    );
+    assert!(
+        text.contains("Logged in to the MCP server `notes`: ready with 3 tools"),
+        "{text}"
+    );
+    assert_eq!(auth.count("authorize"), 1, "{:?}", auth.events());
+    let requests = harness.server.requests();
+    assert!(
+        !requests[0].body["tools"].to_string().contains("mcp__notes"),
+        "{}",
+        requests[0].body["tools"]
+    );
+    let call = log.tool_call("n1");
+    assert_eq!(call["status"], "completed", "{call}");
+    assert!(call.to_string().contains("0 notes"), "{call}");
 }

@@ -261,11 +261,23 @@ async fn larik_mcp_adds_lists_gets_and_removes_personal_servers() {
             "http",
             "-H",
             "X-Key: k",
+            "--client-id",
+            "larik-app",
             "remote",
             "http://127.0.0.1:9/mcp",
         ])
         .await;
     assert!(added.status.success(), "{}", stderr(&added));
+    let config: Value = serde_json::from_str(
+        &std::fs::read_to_string(harness.data.path().join(".config/larik/config.json"))
+            .expect("config written"),
+    )
+    .expect("JSON");
+    assert_eq!(
+        config["mcpServers"]["remote"],
+        json!({"type": "http", "url": "http://127.0.0.1:9/mcp",
+               "headers": {"X-Key": "k"}, "oauth": {"client_id": "larik-app"}})
+    );
 
     let listed = harness.run(&["mcp", "list"]).await;
     let text = stdout(&listed);

@@ -28,8 +28,8 @@ pub use layers::{
 };
 pub use settings::{
     ConfigContext, ConfigNotice, ConfiguredRule, LoadedConfig, LspServerSettings, LspSettings,
-    McpServerSettings, ModelConfig, ModelEntrySettings, PermissionSettings, PriceSettings,
-    SandboxSettings, Settings, load,
+    McpOAuthSettings, McpServerSettings, ModelConfig, ModelEntrySettings, PermissionSettings,
+    PriceSettings, SandboxSettings, Settings, load,
 };
 pub use update::{
     UpdateError, persist_allow_rule, persist_deny_rule, remove_personal_mcp_server,

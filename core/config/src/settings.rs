@@ -131,8 +131,24 @@ pub struct McpServerSettings {
     /// `lazy`: a stdio server started on the first call of one of its tools, once its
     /// tool list is known from an earlier start.
     pub lazy: bool,
+    /// `oauth`: how to log in to a remote server that asks for OAuth.
+    pub oauth: McpOAuthSettings,
     /// The file it came from.
     pub file: PathBuf,
+}
+
+/// `mcpServers.<name>.oauth` (Claude Code's camel-case names are read too).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct McpOAuthSettings {
+    /// `client_id` (`clientId`): a client registered beforehand; without one, Larik
+    /// registers itself dynamically.
+    pub client_id: Option<String>,
+    /// `client_secret` (`clientSecret`): that client's secret.
+    pub client_secret: Option<String>,
+    /// `callback_port` (`callbackPort`): the port of the redirect listener on 127.0.0.1.
+    pub callback_port: Option<u16>,
+    /// `scopes` (`scope`): a list, or one string separated by spaces.
+    pub scopes: Vec<String>,
 }
 
 /// Language-server settings (`lsp` in a file: `false`, or an object by server name).
@@ -620,6 +636,10 @@ impl Layer<'_> {
             max_output_tokens: fields.get("max_output_tokens").and_then(Value::as_u64),
             disabled: fields.get("disabled").and_then(Value::as_bool) == Some(true),
             lazy: fields.get("lazy").and_then(Value::as_bool) == Some(true),
+            oauth: match fields.get("oauth") {
+                Some(oauth) => self.mcp_oauth(&format!("{key}.oauth"), oauth),
+                None => McpOAuthSettings::default(),
+            },
             file: self.file.path.clone(),
         };
         for field in ["startup_timeout", "connect_timeout", "tool_timeout"] {
@@ -634,6 +654,44 @@ impl Layer<'_> {
             return None;
         }
         Some(server)
+    }
+
+    /// A server's `oauth` object; a field of the wrong type is left out with a notice.
+    fn mcp_oauth(&mut self, key: &str, value: &Value) -> McpOAuthSettings {
+        let Some(fields) = self.object(key, value) else {
+            return McpOAuthSettings::default();
+        };
+        let field = |snake: &str, camel: &str| fields.get(snake).or_else(|| fields.get(camel));
+        let text = |snake: &str, camel: &str| {
+            field(snake, camel)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        let callback_port = field("callback_port", "callbackPort").and_then(|port| {
+            port.as_u64()
+                .and_then(|port| u16::try_from(port).ok())
+                .filter(|port| *port > 0)
+        });
+        if field("callback_port", "callbackPort").is_some() && callback_port.is_none() {
+            self.notice(format!(
+                "`{key}.callback_port` ignored: it must be a port number (1 to 65535)"
+            ));
+        }
+        let scopes = match field("scopes", "scope") {
+            Some(Value::String(scopes)) => scopes.split_whitespace().map(str::to_string).collect(),
+            Some(Value::Array(scopes)) => scopes
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect(),
+            _ => Vec::new(),
+        };
+        McpOAuthSettings {
+            client_id: text("client_id", "clientId"),
+            client_secret: text("client_secret", "clientSecret"),
+            callback_port,
+            scopes,
+        }
     }
 
     fn lsp(&mut self, value: &Value, lsp: &mut LspSettings) {

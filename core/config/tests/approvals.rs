@@ -366,3 +366,55 @@ fn an_approved_shared_mcp_server_loses_its_approval_when_its_command_changes() {
         loaded.notices
     );
 }
+
+/// A remote server's `oauth` is read (snake case or Claude Code's camel case) and is part
+/// of what an approval pins: a changed client id loses it.
+#[test]
+fn a_shared_servers_oauth_is_read_and_pinned_by_its_approval() {
+    let world = World::new();
+    let mcp = world.project.join(".mcp.json");
+    let entry = json!({"type": "http", "url": "https://tracker.example/mcp",
+                       "oauth": {"clientId": "larik-app", "callbackPort": 8765, "scopes": "read write"}});
+    world.write(&mcp, &json!({"mcpServers": {"tracker": entry}}).to_string());
+    let loaded = world.load();
+    approve_pending(
+        &world.config_dir,
+        &world.project,
+        &loaded.pending_approvals[0],
+    )
+    .expect("approve");
+    let loaded = world.load();
+    let oauth = &loaded.settings.mcp_servers["tracker"].oauth;
+    assert_eq!(oauth.client_id.as_deref(), Some("larik-app"));
+    assert_eq!(oauth.callback_port, Some(8765));
+    assert_eq!(oauth.scopes, ["read", "write"]);
+    assert_eq!(oauth.client_secret, None);
+
+    let changed = json!({"type": "http", "url": "https://tracker.example/mcp",
+                         "oauth": {"client_id": "someone-else", "callback_port": 70000}});
+    world.write(
+        &mcp,
+        &json!({"mcpServers": {"tracker": changed}}).to_string(),
+    );
+    let loaded = world.load();
+    assert!(
+        loaded.settings.mcp_servers.is_empty(),
+        "the approval no longer counts"
+    );
+    assert!(loaded.pending_approvals[0].stale);
+
+    world.user(r#"{"mcpServers": {"mine": {"url": "http://127.0.0.1:9/mcp", "oauth": {"client_id": "c", "client_secret": "s", "callback_port": 70000, "scopes": ["a"]}}}}"#);
+    let loaded = world.load();
+    let oauth = &loaded.settings.mcp_servers["mine"].oauth;
+    assert_eq!(oauth.client_id.as_deref(), Some("c"));
+    assert_eq!(oauth.client_secret.as_deref(), Some("s"));
+    assert_eq!(oauth.callback_port, None);
+    assert_eq!(oauth.scopes, ["a"]);
+    assert!(
+        loaded.notices.iter().any(|notice| notice
+            .message
+            .contains("`mcpServers.mine.oauth.callback_port` ignored")),
+        "{:?}",
+        loaded.notices
+    );
+}

@@ -52,7 +52,7 @@ impl ToolCache {
 
 /// The 64-bit FNV-1a hash as a [`Hasher`]: the same in every run, unlike the standard
 /// library's seeded one, so a kept list is found again by the next process.
-struct Fnv1a(u64);
+pub(crate) struct Fnv1a(u64);
 
 impl Default for Fnv1a {
     fn default() -> Self {

@@ -2,21 +2,25 @@
 //! startup timeout, and the client side of the session (what Larik tells the server about
 //! itself, and what it does with the server's notifications: a changed tool, resource or
 //! prompt list is noted, to be read again at the next fresh context; log messages go to
-//! the server's log).
+//! the server's log). Remote servers get the bearer token of a kept login.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::auth::AuthClient;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio::sync::Mutex;
 
 use crate::log::ServerLog;
+use crate::oauth::authorized::{Bearer, LoginNeeded, kept_login};
+use crate::oauth::watched::Watched;
 use crate::spec::{ServerSpec, TransportSpec};
 use crate::stdio::ChildGroup;
 use crate::{sse, stdio};
@@ -176,8 +180,15 @@ impl Connection {
     }
 }
 
-/// Connects to `spec`'s server and reads its tool list, all within its startup timeout.
-pub(crate) async fn connect(spec: &ServerSpec, log: Arc<ServerLog>) -> Result<Connection, String> {
+/// Connects to `spec`'s server and reads its tool list, all within its startup timeout. A
+/// remote server is sent the bearer token of its login kept in `auth_dir`, if any; when it
+/// turns Larik away for want of one, `login_needed` is set.
+pub(crate) async fn connect(
+    spec: &ServerSpec,
+    log: Arc<ServerLog>,
+    auth_dir: &Path,
+    login_needed: &LoginNeeded,
+) -> Result<Connection, String> {
     log.line(&format!("connecting ({})", describe(&spec.transport)));
     let changes = Arc::new(Changes::default());
     let handler = Handler {
@@ -200,16 +211,45 @@ pub(crate) async fn connect(spec: &ServerSpec, log: Arc<ServerLog>) -> Result<Co
             TransportSpec::Http { url, headers } => {
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(header_map(headers)?);
-                let transport = StreamableHttpClientTransport::with_client(http_client()?, config);
-                handler
-                    .serve(transport)
-                    .await
-                    .map_err(|error| format!("the MCP handshake failed: {error}"))?
+                let http = http_client()?;
+                let login = kept_login(&spec.name, url, &spec.oauth, auth_dir).await?;
+                let login_needed = Arc::clone(login_needed);
+                let served = match login {
+                    Some(manager) => {
+                        let client = Watched {
+                            inner: AuthClient::new(http, manager),
+                            login_needed,
+                        };
+                        handler
+                            .serve(StreamableHttpClientTransport::with_client(client, config))
+                            .await
+                    }
+                    None => {
+                        let client = Watched {
+                            inner: http,
+                            login_needed,
+                        };
+                        handler
+                            .serve(StreamableHttpClientTransport::with_client(client, config))
+                            .await
+                    }
+                };
+                served.map_err(|error| format!("the MCP handshake failed: {error}"))?
             }
             TransportSpec::Sse { url, headers } => {
                 let headers = header_map(headers)?.into_iter().collect();
-                let transport =
-                    sse::connect(http_client()?, url, headers, Arc::clone(&log)).await?;
+                let bearer = kept_login(&spec.name, url, &spec.oauth, auth_dir)
+                    .await?
+                    .map(|manager| Bearer::new(manager, Arc::clone(login_needed)));
+                let transport = sse::connect(
+                    http_client()?,
+                    url,
+                    headers,
+                    Arc::clone(&log),
+                    bearer,
+                    Arc::clone(login_needed),
+                )
+                .await?;
                 handler
                     .serve(transport)
                     .await
@@ -229,6 +269,9 @@ pub(crate) async fn connect(spec: &ServerSpec, log: Arc<ServerLog>) -> Result<Co
     };
     let (service, child, tools, prompts) =
         match tokio::time::timeout(spec.startup_timeout, started).await {
+            Ok(Err(_)) if login_needed.load(Ordering::Relaxed) => {
+                return Err("it needs a login".to_string());
+            }
             Ok(result) => result?,
             Err(_) => {
                 return Err(format!(

@@ -78,6 +78,11 @@ impl LateTools for SessionTools {
                          context (/clear)",
                         server.name()
                     ),
+                    ServerStatus::NeedsLogin => format!(
+                        "MCP server `{0}` needs a login: `/mcp login {0}` (or `larik mcp login \
+                         {0}`)",
+                        server.name()
+                    ),
                     status => format!("MCP server `{}`: {status}", server.name()),
                 });
                 continue;

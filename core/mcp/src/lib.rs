@@ -8,7 +8,9 @@
 //! for each server at most its connect wait, and the tools of the servers ready then join
 //! the context as `mcp__<server>__<tool>` tools ([`McpTool`]); a server that comes up later
 //! joins at the next fresh context, so the tool set of a context never changes. This crate
-//! knows nothing of front ends or configuration files: it takes [`ServerSpec`]s.
+//! knows nothing of front ends or configuration files: it takes [`ServerSpec`]s. Remote
+//! servers that ask for OAuth are logged in to on the user's request ([`PendingLogin`]);
+//! background connections use the kept login and never open a browser.
 
 mod cache;
 mod connect;
@@ -16,6 +18,7 @@ mod content;
 mod late;
 mod log;
 pub mod naming;
+mod oauth;
 mod prompts;
 mod resources;
 mod search;
@@ -27,11 +30,12 @@ mod tool;
 
 pub use late::{SOURCE, SessionTools};
 pub use log::ServerLog;
+pub use oauth::PendingLogin;
 pub use prompts::{PromptCommand, expand_prompt, prompt_commands};
 pub use search::{McpCall, McpSearch, SearchPolicy};
 pub use servers::{Server, ServerPool, ServerStatus};
 pub use spec::{
     DEFAULT_CONNECT_WAIT, DEFAULT_OUTPUT_TOKENS, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT,
-    ServerSpec, TransportSpec,
+    OAuthSpec, ServerSpec, TransportSpec,
 };
 pub use tool::McpTool;

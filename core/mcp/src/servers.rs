@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -16,6 +17,9 @@ use tokio::sync::watch;
 use crate::cache::ToolCache;
 use crate::connect::{self, Connection};
 use crate::log::ServerLog;
+use crate::oauth::authorized::LoginNeeded;
+use crate::oauth::store::TokenFile;
+use crate::oauth::{self, PendingLogin};
 use crate::spec::ServerSpec;
 
 /// Where a server stands.
@@ -45,6 +49,8 @@ pub enum ServerStatus {
     },
     /// Could not connect, or stopped; why.
     Failed(String),
+    /// A remote server that turned Larik away until the user logs in.
+    NeedsLogin,
 }
 
 impl std::fmt::Display for ServerStatus {
@@ -58,6 +64,7 @@ impl std::fmt::Display for ServerStatus {
             ServerStatus::Ready { tools: 1 } => f.write_str("ready with 1 tool"),
             ServerStatus::Ready { tools } => write!(f, "ready with {tools} tools"),
             ServerStatus::Failed(why) => write!(f, "failed: {why}"),
+            ServerStatus::NeedsLogin => f.write_str("needs login"),
         }
     }
 }
@@ -68,12 +75,21 @@ pub struct Server {
     log: Arc<ServerLog>,
     state: watch::Sender<State>,
     cache: ToolCache,
+    /// Where logins are kept.
+    auth_dir: PathBuf,
+    /// Set when it turned Larik away for want of a login.
+    login_needed: LoginNeeded,
 }
 
 impl Server {
     /// The server `spec` defines, logging in `logs_dir`: connecting in the background now,
     /// or, for a lazy server whose tool list `cache` holds, idle until a call needs it.
-    fn open(spec: ServerSpec, logs_dir: &std::path::Path, cache: ToolCache) -> Arc<Server> {
+    fn open(
+        spec: ServerSpec,
+        logs_dir: &std::path::Path,
+        cache: ToolCache,
+        auth_dir: PathBuf,
+    ) -> Arc<Server> {
         let log = Arc::new(ServerLog::open(logs_dir, &spec.name));
         let known = spec.lazy.then(|| cache.read(&spec)).flatten();
         let idle = known.is_some();
@@ -87,6 +103,8 @@ impl Server {
             log,
             state,
             cache,
+            auth_dir,
+            login_needed: LoginNeeded::default(),
         });
         if !idle {
             Arc::clone(&server).connect_in_background();
@@ -97,7 +115,14 @@ impl Server {
     /// Connects on a task of its own; the state says when it is done.
     fn connect_in_background(self: Arc<Self>) {
         tokio::spawn(async move {
-            let state = match connect::connect(&self.spec, Arc::clone(&self.log)).await {
+            let connected = connect::connect(
+                &self.spec,
+                Arc::clone(&self.log),
+                &self.auth_dir,
+                &self.login_needed,
+            )
+            .await;
+            let state = match connected {
                 Ok(connection) => {
                     if self.spec.lazy {
                         let tools = Arc::clone(&*connection.tools.lock().await);
@@ -171,7 +196,11 @@ impl Server {
 
     /// Where it stands now.
     pub fn status(&self) -> ServerStatus {
-        match &*self.state.borrow() {
+        let state = self.state.borrow();
+        if self.login_needed.load(Ordering::Relaxed) && !matches!(*state, State::Connecting) {
+            return ServerStatus::NeedsLogin;
+        }
+        match &*state {
             State::Idle(tools) => ServerStatus::Idle { tools: tools.len() },
             State::Connecting => ServerStatus::Connecting,
             State::Ready(connection) if connection.is_closed() => {
@@ -190,6 +219,9 @@ impl Server {
 
     /// Its connection, when it is ready.
     pub(crate) fn connection(&self) -> Option<Arc<Connection>> {
+        if self.login_needed.load(Ordering::Relaxed) {
+            return None;
+        }
         match &*self.state.borrow() {
             State::Ready(connection) if !connection.is_closed() => Some(Arc::clone(connection)),
             _ => None,
@@ -216,6 +248,9 @@ impl Server {
     /// Whether a session asking for it now should start it again: it failed, or its
     /// process or stream ended.
     fn needs_restart(&self) -> bool {
+        if self.login_needed.load(Ordering::Relaxed) {
+            return !matches!(*self.state.borrow(), State::Connecting);
+        }
         match &*self.state.borrow() {
             State::Idle(_) | State::Connecting => false,
             State::Ready(connection) => connection.is_closed(),
@@ -345,16 +380,18 @@ impl Server {
 /// Every server this process started, by definition.
 pub struct ServerPool {
     logs_dir: PathBuf,
+    auth_dir: PathBuf,
     cache: ToolCache,
     servers: Mutex<HashMap<ServerSpec, Arc<Server>>>,
 }
 
 impl ServerPool {
     /// A pool in the data directory `data_dir`: servers log to `logs/mcp-<name>.log`, the
-    /// tool lists of lazy servers are kept in `mcp-tools/`.
+    /// tool lists of lazy servers are kept in `mcp-tools/`, logins in `mcp-auth/`.
     pub fn new(data_dir: &std::path::Path) -> Self {
         ServerPool {
             logs_dir: data_dir.join("logs"),
+            auth_dir: data_dir.join("mcp-auth"),
             cache: ToolCache::new(data_dir.join("mcp-tools")),
             servers: Mutex::new(HashMap::new()),
         }
@@ -372,11 +409,78 @@ impl ServerPool {
                 {
                     return Arc::clone(server);
                 }
-                let server = Server::open(spec.clone(), &self.logs_dir, self.cache.clone());
-                servers.insert(spec.clone(), Arc::clone(&server));
-                server
+                self.open(&mut servers, spec)
             })
             .collect()
+    }
+
+    /// Opens the server `spec` defines, in place of any that ran.
+    fn open(
+        &self,
+        servers: &mut HashMap<ServerSpec, Arc<Server>>,
+        spec: &ServerSpec,
+    ) -> Arc<Server> {
+        let server = Server::open(
+            spec.clone(),
+            &self.logs_dir,
+            self.cache.clone(),
+            self.auth_dir.clone(),
+        );
+        servers.insert(spec.clone(), Arc::clone(&server));
+        server
+    }
+
+    /// Starts logging in to the remote server `spec` defines: discovery, the client, the
+    /// redirect listener and the URL for the user to open.
+    pub async fn begin_login(&self, spec: &ServerSpec) -> Result<PendingLogin, String> {
+        oauth::begin(spec, &self.auth_dir).await
+    }
+
+    /// Connects the server `spec` defines again (after a login), unless it is connected
+    /// and not turned away.
+    pub async fn reconnect(&self, spec: &ServerSpec) -> Arc<Server> {
+        let running = locked(&self.servers).get(spec).cloned();
+        if let Some(server) = &running {
+            server.stop().await;
+        }
+        let mut servers = locked(&self.servers);
+        self.open(&mut servers, spec)
+    }
+
+    /// Waits at most `within` for the user to finish `pending`, the login of the server
+    /// `spec` defines; once done, connects the server again (with the login) and waits
+    /// for it to connect or fail. The outcome goes to the server's log too.
+    pub async fn complete_login(
+        &self,
+        spec: &ServerSpec,
+        pending: PendingLogin,
+        within: Duration,
+    ) -> Result<ServerStatus, String> {
+        let log = ServerLog::open(&self.logs_dir, &spec.name);
+        match pending.finish(within).await {
+            Ok(()) => {
+                log.line("logged in");
+                let server = self.reconnect(spec).await;
+                Ok(server.settled().await)
+            }
+            Err(why) => {
+                log.line(&format!("login failed: {why}"));
+                Err(why)
+            }
+        }
+    }
+
+    /// Forgets the login kept for the remote server `spec` defines; whether there was one.
+    pub fn logout(&self, spec: &ServerSpec) -> Result<bool, String> {
+        let url = oauth::remote_url(spec)?;
+        TokenFile::new(&self.auth_dir, &spec.name, url).remove()
+    }
+
+    /// Where the login of the remote server `spec` defines is kept, and whether one is.
+    pub fn login_file(&self, spec: &ServerSpec) -> Option<(PathBuf, bool)> {
+        let url = oauth::remote_url(spec).ok()?;
+        let file = TokenFile::new(&self.auth_dir, &spec.name, url);
+        Some((file.path().to_path_buf(), file.exists()))
     }
 
     /// The state of the server `spec` defines, if one was started.

@@ -58,6 +58,20 @@ impl TransportSpec {
     }
 }
 
+/// How to log in to a remote server that asks for OAuth (`oauth` in its entry).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct OAuthSpec {
+    /// A client registered with the authorization server beforehand; without one, Larik
+    /// registers itself dynamically.
+    pub client_id: Option<String>,
+    /// That client's secret, for a confidential client.
+    pub client_secret: Option<String>,
+    /// The port of the login's redirect listener on 127.0.0.1 (any free port when unset).
+    pub callback_port: Option<u16>,
+    /// The scopes to ask for (the server's own choice when empty).
+    pub scopes: Vec<String>,
+}
+
 /// One server to connect to.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ServerSpec {
@@ -76,6 +90,8 @@ pub struct ServerSpec {
     /// Started on the first call of one of its tools rather than with the session, when
     /// its tool list is known from an earlier start.
     pub lazy: bool,
+    /// How to log in, when it asks for OAuth.
+    pub oauth: OAuthSpec,
 }
 
 impl ServerSpec {
@@ -89,6 +105,7 @@ impl ServerSpec {
             tool_timeout: DEFAULT_TOOL_TIMEOUT,
             output_tokens: DEFAULT_OUTPUT_TOKENS,
             lazy: false,
+            oauth: OAuthSpec::default(),
         }
     }
 }

@@ -2,7 +2,10 @@
 //! `endpoint` event, the URL every client message is POSTed to; the server's messages
 //! arrive as `message` events on the stream. The endpoint must be on the stream's own
 //! origin (the configured headers go to it). An event that is not a JSON-RPC message is
-//! logged and skipped; the transport ends when the stream does.
+//! logged and skipped; the transport ends when the stream does. With a login, the event
+//! stream's GET and every POST carry the bearer token; a 401 or 403 with an authorization
+//! challenge is answered by one refresh and one more try, after which (or without a
+//! login) the server is noted as needing one.
 
 use std::sync::Arc;
 
@@ -16,6 +19,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::log::ServerLog;
+use crate::oauth::authorized::{Bearer, LoginNeeded};
 
 /// Messages from the server waiting to be read.
 const BUFFERED: usize = 256;
@@ -25,6 +29,8 @@ pub(crate) struct SseTransport {
     client: reqwest::Client,
     endpoint: reqwest::Url,
     headers: HeaderMap,
+    bearer: Option<Bearer>,
+    login_needed: LoginNeeded,
     incoming: mpsc::Receiver<RxJsonRpcMessage<RoleClient>>,
     reader: JoinHandle<()>,
 }
@@ -35,13 +41,21 @@ pub(crate) async fn connect(
     url: &str,
     headers: HeaderMap,
     log: Arc<ServerLog>,
+    bearer: Option<Bearer>,
+    login_needed: LoginNeeded,
 ) -> Result<SseTransport, String> {
     let url = reqwest::Url::parse(url).map_err(|error| format!("`{url}` is not a URL: {error}"))?;
-    let response = client
-        .get(url.clone())
-        .headers(headers.clone())
-        .header(ACCEPT, "text/event-stream")
-        .send()
+    let open = |token: Option<&str>| {
+        let request = client
+            .get(url.clone())
+            .headers(headers.clone())
+            .header(ACCEPT, "text/event-stream");
+        match token {
+            Some(token) => request.bearer_auth(token),
+            None => request,
+        }
+    };
+    let response = authorized(open, bearer.as_ref(), &login_needed)
         .await
         .map_err(|error| format!("cannot open the event stream: {error}"))?;
     let status = response.status();
@@ -94,6 +108,8 @@ pub(crate) async fn connect(
         client,
         endpoint,
         headers,
+        bearer,
+        login_needed,
         incoming,
         reader,
     })
@@ -106,14 +122,28 @@ impl Transport<RoleClient> for SseTransport {
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let request = self
-            .client
-            .post(self.endpoint.clone())
-            .headers(self.headers.clone())
-            .header(CONTENT_TYPE, "application/json")
-            .json(&item);
+        let client = self.client.clone();
+        let endpoint = self.endpoint.clone();
+        let headers = self.headers.clone();
+        let bearer = self.bearer.clone();
+        let login_needed = Arc::clone(&self.login_needed);
+        let body = serde_json::to_vec(&item);
         async move {
-            let response = request.send().await.map_err(std::io::Error::other)?;
+            let body = body.map_err(std::io::Error::other)?;
+            let post = |token: Option<&str>| {
+                let request = client
+                    .post(endpoint.clone())
+                    .headers(headers.clone())
+                    .header(CONTENT_TYPE, "application/json")
+                    .body(body.clone());
+                match token {
+                    Some(token) => request.bearer_auth(token),
+                    None => request,
+                }
+            };
+            let response = authorized(post, bearer.as_ref(), &login_needed)
+                .await
+                .map_err(std::io::Error::other)?;
             let status = response.status();
             if status.is_success() {
                 Ok(())
@@ -134,6 +164,43 @@ impl Transport<RoleClient> for SseTransport {
         self.incoming.close();
         Ok(())
     }
+}
+
+/// Whether `response` turns the client away with an authorization challenge (a 401 or 403
+/// naming a scheme in `WWW-Authenticate`); other refusals are ordinary failures.
+fn challenged(response: &reqwest::Response) -> bool {
+    matches!(response.status().as_u16(), 401 | 403)
+        && response
+            .headers()
+            .contains_key(reqwest::header::WWW_AUTHENTICATE)
+}
+
+/// Sends the request `build` makes with the bearer token (if any); when challenged, once
+/// more with a refreshed token. A challenge that stands notes that a login is needed.
+async fn authorized(
+    build: impl Fn(Option<&str>) -> reqwest::RequestBuilder,
+    bearer: Option<&Bearer>,
+    login_needed: &LoginNeeded,
+) -> Result<reqwest::Response, reqwest::Error> {
+    let token = match bearer {
+        Some(bearer) => bearer.token().await,
+        None => None,
+    };
+    let response = build(token.as_deref()).send().await?;
+    if !challenged(&response) {
+        return Ok(response);
+    }
+    if let (Some(bearer), Some(sent)) = (bearer, &token)
+        && let Some(fresh) = bearer.renewed(sent).await
+    {
+        let retried = build(Some(&fresh)).send().await?;
+        if challenged(&retried) {
+            login_needed.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        return Ok(retried);
+    }
+    login_needed.store(true, std::sync::atomic::Ordering::Relaxed);
+    Ok(response)
 }
 
 impl Drop for SseTransport {

@@ -1,6 +1,7 @@
 //! larik-mcp against real MCP servers: `@modelcontextprotocol/server-everything` over stdio
 //! (from npm), a server on the Python MCP SDK over streamable HTTP (both installed by
-//! `tests/mcp/setup`), and servers that misbehave on purpose.
+//! `tests/mcp/setup`) and over SSE, that server protected by the testkit's OAuth
+//! authorization server, and servers that misbehave on purpose.
 
 #[path = "servers/kit.rs"]
 mod kit;
@@ -11,5 +12,7 @@ mod everything;
 mod faults;
 #[path = "servers/http.rs"]
 mod http;
+#[path = "servers/oauth.rs"]
+mod oauth;
 #[path = "servers/search.rs"]
 mod search;

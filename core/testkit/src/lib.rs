@@ -15,6 +15,7 @@ mod anthropic;
 pub mod bench;
 mod checks;
 mod gemini;
+pub mod oauth;
 mod ollama;
 mod openai;
 mod openai_chat;

@@ -2,7 +2,8 @@
 //! shared ones once approved) and of the editor, started in the background through the
 //! process's one [`ServerPool`] when a session is assembled, and handed to the agent as a
 //! late tool source, so a context's first request waits for them at most their connect
-//! wait. It also answers `/mcp`: every server of the project with its state.
+//! wait. It also answers `/mcp`: every server of the project with its state, and logs in
+//! to remote servers that ask for OAuth.
 
 mod mentions;
 mod specs;
@@ -13,12 +14,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use larik_config::{Environment, LoadedConfig};
-use larik_mcp::{SearchPolicy, Server, ServerPool, ServerSpec, SessionTools};
+use larik_mcp::{SearchPolicy, Server, ServerPool, ServerSpec, ServerStatus, SessionTools};
 use larik_protocol::sync::locked;
 
 use super::error::{Notice, SetupError};
 use super::extension::{Contributions, Extension, Scope, ShutDown};
 use crate::commands::CommandSpec;
+
+/// How long a login waits for the user to authorize in the browser.
+const LOGIN_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// The servers of every session of this process.
 pub struct McpExtension {
@@ -202,9 +206,57 @@ impl McpExtension {
         self.pool.shutdown().await;
     }
 
+    /// The server `name` of the project at `cwd`: the editor's, else the configured one.
+    fn spec_named(&self, env: &Environment, cwd: &Path, name: &str) -> Result<ServerSpec, String> {
+        let editor = locked(&self.editor_specs)
+            .get(cwd)
+            .and_then(|specs| specs.iter().find(|spec| spec.name == name).cloned());
+        if let Some(spec) = editor {
+            return Ok(spec);
+        }
+        let loaded = larik_config::load(&env.config_context(cwd));
+        let Some(server) = loaded.settings.mcp_servers.get(name) else {
+            return Err(format!("no MCP server `{name}` is configured here"));
+        };
+        specs::from_settings(name, server, cwd, env)
+    }
+
+    /// Forgets the login of the remote server `name` of the project at `cwd`.
+    pub fn logout(&self, env: &Environment, cwd: &Path, name: &str) -> Result<String, String> {
+        let spec = self.spec_named(env, cwd, name)?;
+        Ok(if self.pool.logout(&spec)? {
+            format!("Forgot the login of the MCP server `{name}`.")
+        } else {
+            format!("No login of the MCP server `{name}` was kept.")
+        })
+    }
+
+    /// Logs in to the remote server `name` of the project at `cwd` (`/mcp login`, `larik
+    /// mcp login`): opens the browser on the authorization page, tells `tell` the URL and
+    /// the browser program (if one was started), and waits at most [`LOGIN_WAIT`] for the
+    /// user to authorize Larik. The server's state once connected again.
+    pub async fn login_and_wait(
+        &self,
+        env: &Environment,
+        cwd: &Path,
+        name: &str,
+        tell: impl FnOnce(&str, Option<String>),
+    ) -> Result<String, String> {
+        let spec = self.spec_named(env, cwd, name)?;
+        let pending = self.pool.begin_login(&spec).await?;
+        let opened = crate::browser::open(pending.url(), env);
+        tell(pending.url(), opened);
+        let status = self.pool.complete_login(&spec, pending, LOGIN_WAIT).await?;
+        Ok(status.to_string())
+    }
+
     /// How `/mcp` shows the state of the server `spec` defines.
     fn state_of(&self, spec: &ServerSpec) -> String {
         match self.pool.status_of(spec) {
+            Some(ServerStatus::NeedsLogin) => format!(
+                "needs login: log in with `/mcp login {0}` (or `larik mcp login {0}`)",
+                spec.name
+            ),
             Some(status) => status.to_string(),
             None => "not started (it starts with the next session or `/clear`)".to_string(),
         }

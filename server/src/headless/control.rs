@@ -14,7 +14,7 @@ use crate::assembly::{Assembled, Branch, McpExtension, Open, SetupError};
 use crate::cli::Cli;
 use crate::commands::{Builtin, Invocation, SlashCommands};
 use crate::control;
-use crate::session_core::{config_setting, mcp_approval, prompt_number};
+use crate::session_core::{McpAction, config_setting, mcp_action, prompt_number};
 
 /// A session-control command given as the prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,10 +91,21 @@ impl Control {
         }
         Ok(match (self.command, argument) {
             (Builtin::Mcp, None) => Plan::CheckMcp,
-            (Builtin::Mcp, Some(argument)) => Plan::Answer(
-                McpExtension::approve(env, cwd, &mcp_approval(argument)?)
-                    .map_err(SetupError::usage)?,
-            ),
+            (Builtin::Mcp, Some(argument)) => match mcp_action(argument)? {
+                McpAction::Approve(name) => {
+                    Plan::Answer(McpExtension::approve(env, cwd, &name).map_err(SetupError::usage)?)
+                }
+                McpAction::Login(name) => {
+                    return Err(SetupError::usage(format!(
+                        "in -p, log in with `larik mcp login {name}`"
+                    )));
+                }
+                McpAction::Logout(name) => Plan::Answer(
+                    McpExtension::new(&env.data_dir()?)
+                        .logout(env, cwd, &name)
+                        .map_err(SetupError::usage)?,
+                ),
+            },
             (Builtin::Config, None) => Plan::Answer(control::config_text(env, cwd)),
             (Builtin::Config, Some(argument)) => {
                 let (key, value) = config_setting(argument)?;

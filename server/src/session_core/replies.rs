@@ -75,6 +75,16 @@ pub(super) fn local_reply(reply: LocalReply, state: &State, reopen: &Reopen) -> 
                 Err(error) => format!("**Error:** {error}"),
             }
         }
+        LocalReply::McpLogout(name) => {
+            match reopen
+                .process
+                .mcp
+                .logout(&reopen.process.env, &state.cwd, &name)
+            {
+                Ok(text) => text,
+                Err(error) => format!("**Error:** {error}"),
+            }
+        }
         LocalReply::SetConfig { key, value } => {
             match control::set_config(&reopen.process.env, &state.cwd, &key, &value) {
                 Ok(text) => text,

@@ -25,6 +25,9 @@ pub enum Work {
     Move(Move),
     /// A reply Larik gives itself, computed when the prompt's turn comes.
     Reply(LocalReply),
+    /// `/mcp login NAME`: shows the URL to open, and ends once the user authorized Larik
+    /// in the browser (or the login failed).
+    McpLogin(String),
     /// An MCP prompt: expanded through its server when its turn comes, then sent as a
     /// turn; a failed expansion ends the prompt with the error before any model request.
     McpPrompt {
@@ -67,6 +70,8 @@ pub enum LocalReply {
     Mcp,
     /// An approval of the shared MCP server of this name.
     McpApprove(String),
+    /// `/mcp logout NAME`.
+    McpLogout(String),
     /// A change to the personal configuration file.
     SetConfig {
         /// The dotted key.
@@ -107,9 +112,11 @@ impl Work {
                 Work::Reply(LocalReply::SetConfig { key, value })
             }
             (Builtin::Mcp, None) => Work::Reply(LocalReply::Mcp),
-            (Builtin::Mcp, Some(argument)) => {
-                Work::Reply(LocalReply::McpApprove(mcp_approval(&argument)?))
-            }
+            (Builtin::Mcp, Some(argument)) => match mcp_action(&argument)? {
+                McpAction::Approve(name) => Work::Reply(LocalReply::McpApprove(name)),
+                McpAction::Login(name) => Work::McpLogin(name),
+                McpAction::Logout(name) => Work::Reply(LocalReply::McpLogout(name)),
+            },
         })
     }
 }
@@ -124,12 +131,25 @@ pub fn prompt_number(text: &str) -> Result<usize, SetupError> {
     }
 }
 
-/// The server `/mcp approve NAME` names.
-pub fn mcp_approval(argument: &str) -> Result<String, SetupError> {
+/// What `/mcp ACTION NAME` asks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpAction {
+    /// `/mcp approve NAME`.
+    Approve(String),
+    /// `/mcp login NAME`.
+    Login(String),
+    /// `/mcp logout NAME`.
+    Logout(String),
+}
+
+/// The action `/mcp ACTION NAME` names.
+pub fn mcp_action(argument: &str) -> Result<McpAction, SetupError> {
     match argument.split_whitespace().collect::<Vec<_>>().as_slice() {
-        ["approve", name] => Ok(name.to_string()),
+        ["approve", name] => Ok(McpAction::Approve(name.to_string())),
+        ["login", name] => Ok(McpAction::Login(name.to_string())),
+        ["logout", name] => Ok(McpAction::Logout(name.to_string())),
         _ => Err(SetupError::usage(
-            "use `/mcp` to list the MCP servers, or `/mcp approve NAME`",
+            "use `/mcp` to list the MCP servers, or `/mcp approve|login|logout NAME`",
         )),
     }
 }

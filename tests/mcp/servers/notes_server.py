@@ -1,62 +1,120 @@
 """A small MCP server on the Python MCP SDK, for Larik's tests of the HTTP transports.
 
-Usage: notes_server.py (streamable-http | sse) [--require-header NAME=VALUE]
+Usage: notes_server.py (streamable-http | sse) [--require-header NAME=VALUE | --oauth ISSUER]
 
 It listens on a free port on 127.0.0.1, prints `listening <port>` on stdout once it
-accepts connections, and serves until killed. Tools: `add_note` (changes state),
+accepts connections, and serves until killed. With `--oauth`, it is a protected resource
+of the authorization server at ISSUER: it publishes its resource metadata (RFC 9728),
+answers a request without a valid bearer token with 401 and a `WWW-Authenticate`
+challenge, and checks each token by introspection at ISSUER/introspect. Tools: `add_note` (changes state),
 `count_notes` (read-only, closed world), `hang` (never answers). A resource
 `notes://all` and a prompt `review`.
 """
 
 import asyncio
+import json
 import socket
 import sys
+import urllib.parse
+import urllib.request
 
 import uvicorn
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 from starlette.responses import PlainTextResponse
 
 notes: list[str] = []
-server = MCPServer("notes")
 
 
-@server.tool(description="Adds a note and returns how many there are.")
 def add_note(text: str) -> str:
     notes.append(text)
     return f"{len(notes)} notes"
 
 
-@server.tool(
-    description="Counts the notes.",
-    annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=False),
-)
 def count_notes() -> str:
     return f"{len(notes)} notes: " + ", ".join(notes)
 
 
-@server.tool(description="Never answers.")
 async def hang() -> str:
     await asyncio.Event().wait()
     return "never"
 
 
-@server.resource("notes://all", description="Every note, one per line.")
 def all_notes() -> str:
     return "\n".join(notes) or "(no notes)"
 
 
-@server.prompt(description="Asks for a review of a topic in a style.")
 def review(topic: str, style: str = "brief") -> str:
     return f"Review {topic} in a {style} style."
+
+
+class IntrospectingVerifier:
+    """Asks the authorization server whether a bearer token is valid."""
+
+    def __init__(self, issuer: str) -> None:
+        self.introspection = f"{issuer}/introspect"
+
+    def introspect(self, token: str) -> dict:
+        body = urllib.parse.urlencode({"token": token}).encode()
+        with urllib.request.urlopen(self.introspection, data=body, timeout=30) as answer:
+            return json.load(answer)
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        answer = await asyncio.to_thread(self.introspect, token)
+        if not answer.get("active"):
+            return None
+        scope = answer.get("scope") or ""
+        return AccessToken(
+            token=token,
+            client_id=answer.get("client_id", ""),
+            scopes=scope.split(),
+            resource=answer.get("aud"),
+        )
+
+
+def build(issuer: str | None, resource_url: str | None) -> MCPServer:
+    """The server; protected by `issuer` when one is given."""
+    if issuer is None:
+        server = MCPServer("notes")
+    else:
+        server = MCPServer(
+            "notes",
+            token_verifier=IntrospectingVerifier(issuer),
+            auth=AuthSettings(
+                issuer_url=issuer,
+                resource_server_url=resource_url,
+                validate_token_resource=False,
+            ),
+        )
+    server.tool(description="Adds a note and returns how many there are.")(add_note)
+    server.tool(
+        description="Counts the notes.",
+        annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=False),
+    )(count_notes)
+    server.tool(description="Never answers.")(hang)
+    server.resource("notes://all", description="Every note, one per line.")(all_notes)
+    server.prompt(description="Asks for a review of a topic in a style.")(review)
+    return server
 
 
 def main() -> None:
     transport = sys.argv[1]
     required = None
+    issuer = None
     if len(sys.argv) > 3 and sys.argv[2] == "--require-header":
         name, value = sys.argv[3].split("=", 1)
         required = (name.lower(), value)
+    if len(sys.argv) > 3 and sys.argv[2] == "--oauth":
+        issuer = sys.argv[3]
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    port = sock.getsockname()[1]
+    path = "/sse" if transport == "sse" else "/mcp"
+    server = build(issuer, f"http://127.0.0.1:{port}{path}")
     app = server.sse_app() if transport == "sse" else server.streamable_http_app()
     if required is not None:
         inner = app
@@ -69,11 +127,6 @@ def main() -> None:
                     return
             await inner(scope, receive, send)
 
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    port = sock.getsockname()[1]
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     uv = uvicorn.Server(config)
 

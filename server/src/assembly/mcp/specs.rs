@@ -1,6 +1,7 @@
 //! Server definitions from configuration and from the editor, as the MCP client takes
 //! them: `${VAR}` and `${VAR:-default}` expanded (in the command, arguments, environment,
-//! URL and headers, as Claude Code's `.mcp.json` allows), the transport decided, the
+//! URL and headers, as Claude Code's `.mcp.json` allows, and in the OAuth client id and
+//! secret), the transport decided, the
 //! timeouts from the entry, else from `MCP_TIMEOUT` / `MCP_TOOL_TIMEOUT` (milliseconds)
 //! and `MAX_MCP_OUTPUT_TOKENS`, else Larik's defaults.
 
@@ -77,6 +78,14 @@ pub fn from_settings(
     if let Some(tokens) = server.max_output_tokens {
         spec.output_tokens = usize::try_from(tokens).unwrap_or(usize::MAX);
     }
+    let oauth = &server.oauth;
+    let expand_option = |text: &Option<String>| text.as_deref().map(expand).transpose();
+    spec.oauth = larik_mcp::OAuthSpec {
+        client_id: expand_option(&oauth.client_id)?,
+        client_secret: expand_option(&oauth.client_secret)?,
+        callback_port: oauth.callback_port,
+        scopes: oauth.scopes.clone(),
+    };
     // Only a program Larik starts can wait for its first use.
     spec.lazy = server.lazy && matches!(spec.transport, TransportSpec::Stdio { .. });
     Ok(spec)

@@ -1,0 +1,95 @@
+//! OAuth for remote MCP servers through the binary: a server behind the testkit's
+//! authorization server shows as needing a login in `larik mcp list` (nothing opened a
+//! browser), `larik mcp login` opens `$BROWSER` on the authorization page, prints the URL
+//! and waits for the redirect; afterwards `larik -p` calls the server's tools with the
+//! kept login, and `larik mcp logout` forgets it.
+
+use larik_testkit::oauth::{AuthServer, AuthServerOptions};
+use larik_testkit::turn;
+use serde_json::json;
+
+use super::notes_server::{NotesServer, browser_script};
+use super::{Harness, last_json_line, stderr, stdout};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn larik_mcp_login_then_p_calls_the_protected_server_and_logout_forgets_it() {
+    let auth = AuthServer::start(AuthServerOptions::default()).await;
+    let notes = NotesServer::start(&["streamable-http", "--oauth", &auth.issuer()]);
+    let mut harness = Harness::new().await;
+    let browser = browser_script(harness.data.path());
+    harness
+        .extra_env
+        .push(("BROWSER".into(), browser.display().to_string()));
+    let dir = harness.data.path().join(".config/larik");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let config = json!({"mcpServers": {"notes": {
+        "type": "http", "url": notes.url("/mcp"), "connect_timeout": 60,
+    }}});
+    std::fs::write(dir.join("config.json"), config.to_string()).expect("config");
+
+    let listed = harness.run(&["mcp", "list"]).await;
+    let text = stdout(&listed);
+    assert!(text.contains("**notes**"), "{text}");
+    assert!(text.contains("needs login"), "{text}");
+    assert!(text.contains("/mcp login notes"), "{text}");
+    assert_eq!(auth.count("authorize"), 0, "{:?}", auth.events());
+
+    let login = harness.run(&["mcp", "login", "notes"]).await;
+    assert!(login.status.success(), "{}", stderr(&login));
+    assert!(
+        stderr(&login).contains(&format!("{}/authorize?", auth.issuer())),
+        "{}",
+        stderr(&login)
+    );
+    assert!(
+        stdout(&login).contains("Logged in to `notes`: ready with 3 tools"),
+        "{}",
+        stdout(&login)
+    );
+    assert_eq!(auth.count("register"), 1, "{:?}", auth.events());
+    assert_eq!(
+        auth.count("token authorization_code"),
+        1,
+        "{:?}",
+        auth.events()
+    );
+
+    harness.server.enqueue(turn().tool_call(
+        "n",
+        "mcp__notes__add_note",
+        json!({"text": "from -p"}),
+    ));
+    harness.server.enqueue(turn().text("noted"));
+    let output = harness
+        .run(&[
+            "-p",
+            "note it",
+            "--output-format",
+            "json",
+            "--allowedTools",
+            "mcp__notes",
+        ])
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let result = last_json_line(&output);
+    assert_eq!(result["result"], "noted", "{result}");
+    let requests = harness.server.requests();
+    let answer = requests[1]
+        .tool_result_text("n")
+        .expect("the tool's result");
+    assert!(answer.contains("1 notes"), "{answer}");
+
+    let logout = harness.run(&["mcp", "logout", "notes"]).await;
+    assert!(
+        stdout(&logout).contains("Forgot the login"),
+        "{}",
+        stdout(&logout)
+    );
+    let listed = harness.run(&["mcp", "list"]).await;
+    assert!(
+        stdout(&listed).contains("needs login"),
+        "{}",
+        stdout(&listed)
+    );
+    assert_eq!(auth.count("authorize"), 1, "{:?}", auth.events());
+}

@@ -1,0 +1,68 @@
+//! `tests/mcp/servers/notes_server.py` (a server on the Python MCP SDK) on a free loopback
+//! port, for the end-to-end tests of remote MCP servers; killed when dropped.
+
+use std::io::BufRead;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The running server.
+pub struct NotesServer {
+    child: std::process::Child,
+    pub port: u16,
+}
+
+impl NotesServer {
+    /// Starts it with `args` (`streamable-http` or `sse`, then its options) once
+    /// `tests/mcp/setup` ran, and waits for its `listening` line.
+    pub fn start(args: &[&str]) -> Self {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp");
+        let status = Command::new(dir.join("setup"))
+            .status()
+            .expect("tests/mcp/setup runs");
+        assert!(status.success(), "tests/mcp/setup failed");
+        let mut child = Command::new(dir.join(".venv/bin/python"))
+            .arg(dir.join("servers/notes_server.py"))
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the notes server starts");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("its listening line");
+        let port = line
+            .trim()
+            .strip_prefix("listening ")
+            .and_then(|port| port.parse().ok())
+            .unwrap_or_else(|| panic!("not a listening line: {line:?}"));
+        NotesServer { child, port }
+    }
+
+    /// Its URL at `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+}
+
+impl Drop for NotesServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A `BROWSER` program for tests: it opens the URL it is given the way a browser would,
+/// following the redirects (the testkit's authorization server consents at once) back to
+/// Larik's redirect listener. Written into `dir`; its path.
+pub fn browser_script(dir: &std::path::Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("test-browser");
+    std::fs::write(
+        &path,
+        "#!/bin/sh\nexec python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=60).read()' \"$1\"\n",
+    )
+    .expect("the browser script is written");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path
+}
