@@ -10,6 +10,8 @@
 //! [`FakeModelServer::set_ollama_model`] and [`FakeModelServer::set_gemini_model`], without
 //! taking a scripted reply. Provider code under test talks to it over real HTTP, so the
 //! real client code is what runs.
+//!
+//! [`oauth`] is an OAuth authorization server on loopback, for the MCP client's logins.
 
 mod anthropic;
 pub mod bench;
