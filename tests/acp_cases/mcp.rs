@@ -188,7 +188,7 @@ async fn an_editor_server_behind_oauth_logs_in_from_the_editor() {
         "{text}"
     );
     assert!(
-        text.contains("Logged in to the MCP server `notes`: ready with 3 tools"),
+        text.contains("Logged in to the MCP server `notes`: ready with 4 tools"),
         "{text}"
     );
     assert_eq!(auth.count("authorize"), 1, "{:?}", auth.events());

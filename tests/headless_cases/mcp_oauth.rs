@@ -42,7 +42,7 @@ async fn larik_mcp_login_then_p_calls_the_protected_server_and_logout_forgets_it
         stderr(&login)
     );
     assert!(
-        stdout(&login).contains("Logged in to `notes`: ready with 3 tools"),
+        stdout(&login).contains("Logged in to `notes`: ready with 4 tools"),
         "{}",
         stdout(&login)
     );

@@ -2,15 +2,20 @@
 //! startup timeout, and the client side of the session (what Larik tells the server about
 //! itself, and what it does with the server's notifications: a changed tool, resource or
 //! prompt list is noted, to be read again at the next fresh context; log messages go to
-//! the server's log). Remote servers get the bearer token of a kept login.
+//! the server's log; a question it asks goes to the asker of the call waiting on it).
+//! Remote servers get the bearer token of a kept login.
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::ErrorData;
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    Implementation, ProtocolVersion,
+};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::auth::AuthClient;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -18,6 +23,7 @@ use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio::sync::Mutex;
 
+use crate::elicit::{self, Answer, Askers, Question};
 use crate::log::ServerLog;
 use crate::oauth::authorized::{Bearer, LoginNeeded, kept_login};
 use crate::oauth::watched::Watched;
@@ -37,6 +43,10 @@ pub(crate) struct Changes {
 pub(crate) struct Handler {
     changes: Arc<Changes>,
     log: Arc<ServerLog>,
+    /// The server's name, for its questions.
+    server: String,
+    /// Who answers its questions.
+    askers: Arc<Askers>,
     /// How many of the server's log messages were written.
     logged: std::sync::atomic::AtomicUsize,
 }
@@ -54,11 +64,57 @@ impl Handler {
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
+        // Form questions only: a server's question goes to the front end of the session
+        // whose call waits on it.
+        let capabilities: ClientCapabilities =
+            serde_json::from_value(serde_json::json!({"elicitation": {"form": {}}}))
+                .unwrap_or_default();
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("larik", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let request = serde_json::to_value(&request).unwrap_or_default();
+        let message = request["message"].as_str().unwrap_or_default().to_string();
+        if request.get("url").is_some() {
+            self.log
+                .line("declined a question that opens a URL (not supported)");
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        }
+        let schema = request["requestedSchema"].clone();
+        let Some(asker) = self.askers.current() else {
+            self.log.line("declined a question asked outside a call");
+            return Err(ErrorData::invalid_request(
+                "Larik asks the user only while one of its calls waits on this server",
+                None,
+            ));
+        };
+        self.log.line(&format!("asks the user: {message}"));
+        let question = Question {
+            server: self.server.clone(),
+            message,
+            schema: schema.clone(),
+        };
+        match asker.ask(question).await {
+            Ok(answer) => Ok(match elicit::checked(answer, &schema) {
+                Answer::Accept(values) => {
+                    ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(values))
+                }
+                Answer::Decline => ElicitResult::new(ElicitationAction::Decline),
+                Answer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+            }),
+            Err(why) => {
+                self.log.line(&format!("could not ask the user: {why}"));
+                Err(ErrorData::invalid_request(why, None))
+            }
+        }
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -188,12 +244,15 @@ pub(crate) async fn connect(
     log: Arc<ServerLog>,
     auth_dir: &Path,
     login_needed: &LoginNeeded,
+    askers: &Arc<Askers>,
 ) -> Result<Connection, String> {
     log.line(&format!("connecting ({})", describe(&spec.transport)));
     let changes = Arc::new(Changes::default());
     let handler = Handler {
         changes: Arc::clone(&changes),
         log: Arc::clone(&log),
+        server: spec.name.clone(),
+        askers: Arc::clone(askers),
         logged: std::sync::atomic::AtomicUsize::new(0),
     };
     let started = async {

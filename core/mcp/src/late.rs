@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use larik_tools::{LateToolSet, LateTools, LateToolsAsk, Tool};
 
+use crate::elicit::{Asker, NoOneToAsk};
 use crate::naming::{UniqueNames, tool_name};
 use crate::resources::{ListResources, ReadResource};
 use crate::search::{SearchPolicy, deferring};
@@ -21,13 +22,24 @@ pub const SOURCE: &str = "MCP";
 pub struct SessionTools {
     servers: Vec<Arc<Server>>,
     search: SearchPolicy,
+    asker: Arc<dyn Asker>,
 }
 
 impl SessionTools {
     /// The tools of `servers`, deferred behind `mcp_search` as `search` says.
     pub fn new(mut servers: Vec<Arc<Server>>, search: SearchPolicy) -> Self {
         servers.sort_by(|a, b| a.name().cmp(b.name()));
-        SessionTools { servers, search }
+        SessionTools {
+            servers,
+            search,
+            asker: Arc::new(NoOneToAsk),
+        }
+    }
+
+    /// The same, with the servers' questions during the session's calls going to `asker`.
+    pub fn with_asker(mut self, asker: Arc<dyn Asker>) -> Self {
+        self.asker = asker;
+        self
     }
 }
 
@@ -98,7 +110,9 @@ impl LateTools for SessionTools {
                     continue;
                 }
                 let name = names.claim(wanted);
-                if let Some(tool) = McpTool::new(Arc::clone(server), name, tool) {
+                if let Some(tool) =
+                    McpTool::new(Arc::clone(server), name, tool, Arc::clone(&self.asker))
+                {
                     mcp_tools.push(Arc::new(tool));
                 }
             }

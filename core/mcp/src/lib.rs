@@ -15,6 +15,7 @@
 mod cache;
 mod connect;
 mod content;
+mod elicit;
 mod late;
 mod log;
 pub mod naming;
@@ -28,6 +29,7 @@ mod sse;
 mod stdio;
 mod tool;
 
+pub use elicit::{Answer, Asker, Question};
 pub use late::{SOURCE, SessionTools};
 pub use log::ServerLog;
 pub use oauth::PendingLogin;

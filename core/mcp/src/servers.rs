@@ -16,6 +16,7 @@ use tokio::sync::watch;
 
 use crate::cache::ToolCache;
 use crate::connect::{self, Connection};
+use crate::elicit::Askers;
 use crate::log::ServerLog;
 use crate::oauth::authorized::LoginNeeded;
 use crate::oauth::store::TokenFile;
@@ -79,6 +80,8 @@ pub struct Server {
     auth_dir: PathBuf,
     /// Set when it turned Larik away for want of a login.
     login_needed: LoginNeeded,
+    /// Who answers its questions: the askers of the calls waiting on it.
+    askers: Arc<Askers>,
 }
 
 impl Server {
@@ -105,6 +108,7 @@ impl Server {
             cache,
             auth_dir,
             login_needed: LoginNeeded::default(),
+            askers: Arc::default(),
         });
         if !idle {
             Arc::clone(&server).connect_in_background();
@@ -120,6 +124,7 @@ impl Server {
                 Arc::clone(&self.log),
                 &self.auth_dir,
                 &self.login_needed,
+                &self.askers,
             )
             .await;
             let state = match connected {
@@ -177,6 +182,11 @@ impl Server {
             }
             _ => None,
         }
+    }
+
+    /// The askers of the calls waiting on it.
+    pub(crate) fn askers(&self) -> &Arc<Askers> {
+        &self.askers
     }
 
     /// Its definition.

@@ -3,6 +3,7 @@
 //! and `openWorldHint: false` (an open-world tool could carry data out through its
 //! input). A call goes to the server's live connection, bounded by the server's tool
 //! timeout and ended by an interrupt; whatever goes wrong is a result the model reads.
+//! While it waits, the server's questions go to the session's asker.
 
 use std::sync::Arc;
 
@@ -12,6 +13,7 @@ use rmcp::model::CallToolRequestParams;
 use serde_json::Value;
 
 use crate::content;
+use crate::elicit::Asker;
 use crate::servers::Server;
 
 /// The longest tool description passed to the model; servers' own can be pages long.
@@ -25,12 +27,19 @@ pub struct McpTool {
     description: String,
     schema: Value,
     read_only: bool,
+    /// Who answers the server's questions while a call waits.
+    asker: Arc<dyn Asker>,
 }
 
 impl McpTool {
     /// The tool `listed` (its JSON in the server's `tools/list`) of `server`, offered
     /// as `name`; `None` when the listing has no name.
-    pub(crate) fn new(server: Arc<Server>, name: String, listed: &Value) -> Option<McpTool> {
+    pub(crate) fn new(
+        server: Arc<Server>,
+        name: String,
+        listed: &Value,
+        asker: Arc<dyn Asker>,
+    ) -> Option<McpTool> {
         let tool = listed.get("name")?.as_str()?.to_string();
         let text = |field: &str| listed.get(field).and_then(Value::as_str);
         let mut description = text("description")
@@ -59,6 +68,7 @@ impl McpTool {
             description,
             schema,
             read_only,
+            asker,
         })
     }
 
@@ -119,6 +129,8 @@ impl Tool for McpTool {
             _ => return ToolOutput::error("The input must be a JSON object."),
         }
         let timeout = self.server.spec().tool_timeout;
+        // The server's questions during the call go to this session's asker.
+        let _waiting = self.server.askers().waiting(Arc::clone(&self.asker));
         let call = tokio::time::timeout(timeout, connection.service.call_tool(params));
         let result = tokio::select! {
             result = call => result,

@@ -7,7 +7,8 @@ accepts connections, and serves until killed. With `--oauth`, it is a protected 
 of the authorization server at ISSUER: it publishes its resource metadata (RFC 9728),
 answers a request without a valid bearer token with 401 and a `WWW-Authenticate`
 challenge, and checks each token by introspection at ISSUER/introspect. Tools: `add_note` (changes state),
-`count_notes` (read-only, closed world), `hang` (never answers). A resource
+`count_notes` (read-only, closed world), `hang` (never answers), `sign_guestbook` (asks the
+user for a name through elicitation). A resource
 `notes://all` and a prompt `review`.
 """
 
@@ -21,7 +22,8 @@ import urllib.request
 import uvicorn
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel
 from mcp.types import ToolAnnotations
 from starlette.responses import PlainTextResponse
 
@@ -40,6 +42,19 @@ def count_notes() -> str:
 async def hang() -> str:
     await asyncio.Event().wait()
     return "never"
+
+
+class Signature(BaseModel):
+    name: str
+    agree: bool = False
+
+
+async def sign_guestbook(ctx: Context) -> str:
+    answer = await ctx.elicit(message="Who signs the guestbook?", schema=Signature)
+    if answer.action == "accept":
+        notes.append(f"signed by {answer.data.name}")
+        return f"signed by {answer.data.name} (agrees: {answer.data.agree})"
+    return f"not signed: {answer.action}"
 
 
 def all_notes() -> str:
@@ -94,6 +109,7 @@ def build(issuer: str | None, resource_url: str | None) -> MCPServer:
         annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=False),
     )(count_notes)
     server.tool(description="Never answers.")(hang)
+    server.tool(description="Asks the user who signs, then notes it.")(sign_guestbook)
     server.resource("notes://all", description="Every note, one per line.")(all_notes)
     server.prompt(description="Asks for a review of a topic in a style.")(review)
     return server

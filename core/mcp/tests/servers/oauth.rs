@@ -117,7 +117,7 @@ async fn login_with_dynamic_registration_then_a_token_refused_mid_session_is_ref
         .complete_login(&spec, login, LOGIN_WAIT)
         .await
         .expect("the login completes");
-    assert_eq!(status, ServerStatus::Ready { tools: 3 });
+    assert_eq!(status, ServerStatus::Ready { tools: 4 });
     assert!(
         browser
             .await
@@ -208,7 +208,7 @@ async fn a_configured_client_is_not_registered_and_an_expiring_token_is_refreshe
         .complete_login(&spec, login, LOGIN_WAIT)
         .await
         .expect("the login completes");
-    assert_eq!(status, ServerStatus::Ready { tools: 3 });
+    assert_eq!(status, ServerStatus::Ready { tools: 4 });
     browser.await.expect("the browser");
     assert_eq!(auth.count("register"), 0, "{:?}", auth.events());
     assert_eq!(auth.count("authorize larik-test"), 1, "{:?}", auth.events());
@@ -261,7 +261,7 @@ async fn sse_sends_the_bearer_on_its_event_stream_and_messages_and_refreshes_onc
         .complete_login(&spec, login, LOGIN_WAIT)
         .await
         .expect("the login completes");
-    assert_eq!(status, ServerStatus::Ready { tools: 3 });
+    assert_eq!(status, ServerStatus::Ready { tools: 4 });
     browser.await.expect("the browser");
 
     let set = tools_of(&pool, &spec).await;
