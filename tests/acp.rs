@@ -5,6 +5,8 @@
 //! The SDK drivers (`tests/acp/ts/driver.mjs`, `tests/acp/py/driver.py`) run a scenario
 //! and print every message they receive as a JSON line; the assertions live here.
 
+#[path = "support/browser.rs"]
+mod browser;
 #[path = "acp_cases/clients.rs"]
 mod clients;
 #[path = "acp_cases/control.rs"]

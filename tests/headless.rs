@@ -10,6 +10,8 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio::process::Command;
 
+#[path = "support/browser.rs"]
+mod browser;
 #[path = "headless_cases/config.rs"]
 mod config;
 #[path = "headless_cases/control.rs"]
@@ -18,8 +20,8 @@ mod control;
 mod extension;
 #[path = "headless_cases/mcp.rs"]
 mod mcp;
-#[path = "headless_cases/mcp_oauth.rs"]
-mod mcp_oauth;
+#[path = "headless_cases/mcp_remote.rs"]
+mod mcp_remote;
 #[path = "headless_cases/models.rs"]
 mod models;
 #[path = "support/notes_server.rs"]

@@ -16,6 +16,10 @@ mod event_stream;
 mod extension;
 #[path = "lsp_front_cases/kit.rs"]
 mod kit;
+#[path = "lsp_front_cases/mcp.rs"]
+mod mcp;
+#[path = "support/notes_server.rs"]
+mod notes_server;
 #[path = "support/read_then_edit.rs"]
 mod read_then_edit;
 #[path = "support/recording.rs"]

@@ -10,6 +10,7 @@
 
 mod content;
 mod editor_mcp;
+mod elicit;
 mod files;
 mod options;
 mod server;

@@ -5,6 +5,7 @@
 
 mod backend;
 mod documents;
+mod elicit;
 mod protocol;
 mod session;
 mod transport;

@@ -34,7 +34,7 @@ use larik_protocol::{
     Event, Op, PermissionDecision, PermissionMode, PermissionOption, ReasoningEffort, StopReason,
     Usage,
 };
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
 pub use registry::{Lookup, SessionHandle, SessionRegistry, SessionView};
@@ -82,6 +82,12 @@ pub enum Command<W: Wire> {
     McpLoginUrl(u64, String),
     /// The running `/mcp login` ended: what to tell the user, or why it failed.
     McpLoginDone(u64, Result<String, String>),
+    /// An MCP server's question for the user, asked during a call; the answer (or why
+    /// there is none) goes to the sender.
+    Elicit(
+        larik_mcp::Question,
+        oneshot::Sender<Result<larik_mcp::Answer, String>>,
+    ),
     /// Stop the agent and the task; pending prompts end `cancelled`.
     Close,
 }
@@ -195,6 +201,15 @@ pub trait Wire: Send + Sized + 'static {
     /// returned is aborted when the question is withdrawn.
     fn ask(&mut self, question: Question, answerer: Answerer<Self>) -> JoinHandle<()>;
 
+    /// Puts an MCP server's question to the user; the answer, or why the editor cannot
+    /// show it, goes to `reply`. The task returned is aborted when the prompt is
+    /// cancelled.
+    fn elicit(
+        &mut self,
+        question: larik_mcp::Question,
+        reply: oneshot::Sender<Result<larik_mcp::Answer, String>>,
+    ) -> JoinHandle<()>;
+
     /// Handles a command only this wire knows.
     async fn command(&mut self, command: Self::Command, state: &mut State);
 
@@ -253,7 +268,12 @@ pub fn spawn<W: Wire>(
         last_error: None,
         expansions: 0,
         login: None,
+        elicitations: Vec::new(),
     };
+    task.reopen.process.mcp.set_asker(
+        &task.state.session_id,
+        Some(Arc::new(CoreAsker(sender.downgrade()))),
+    );
     tokio::spawn(async move {
         task.run(receiver).await;
         let _ = stopped_sender.send(true);
@@ -314,6 +334,8 @@ struct Task<W: Wire> {
     expansions: u64,
     /// The task of a running `/mcp login`, stopped by a cancel.
     login: Option<tokio::task::AbortHandle>,
+    /// MCP servers' questions put to the editor, withdrawn by a cancel.
+    elicitations: Vec<JoinHandle<()>>,
 }
 
 impl<W: Wire> Task<W> {
@@ -375,6 +397,11 @@ impl<W: Wire> Task<W> {
                 if number == self.expansions {
                     self.mcp_prompt_expanded(expanded).await;
                 }
+            }
+            Command::Elicit(question, reply) => {
+                self.elicitations.retain(|asking| !asking.is_finished());
+                let asking = self.wire.elicit(question, reply);
+                self.elicitations.push(asking);
             }
             Command::McpLoginUrl(number, text) => {
                 if number == self.expansions && self.running_until(Until::McpLogin) {
@@ -537,6 +564,9 @@ impl<W: Wire> Task<W> {
         if let Some(login) = self.login.take() {
             login.abort();
         }
+        for asking in self.elicitations.drain(..) {
+            asking.abort();
+        }
         if self.running.as_ref().is_some_and(|running| {
             matches!(running.until, Until::McpPromptExpanded | Until::McpLogin)
         }) {
@@ -570,6 +600,10 @@ impl<W: Wire> Task<W> {
     }
 
     async fn close(&mut self) {
+        self.reopen
+            .process
+            .mcp
+            .set_asker(&self.state.session_id, None);
         self.cancel().await;
         if let Some(running) = self.running.take() {
             self.wire
@@ -718,4 +752,25 @@ fn login_url_text(name: &str, url: &str, opened: Option<String>) -> String {
     format!(
         "Logging in to the MCP server `{name}`. {how} this URL and authorize Larik:\n\n{url}\n\nWaiting for the authorization…"
     )
+}
+
+/// Puts a session's MCP questions to its front end through the session task; holds the
+/// task's command channel weakly, so a session whose front end is gone still ends.
+struct CoreAsker<W: Wire>(mpsc::WeakUnboundedSender<Command<W>>);
+
+#[async_trait::async_trait]
+impl<W: Wire> larik_mcp::Asker for CoreAsker<W> {
+    async fn ask(&self, question: larik_mcp::Question) -> Result<larik_mcp::Answer, String> {
+        let commands = self
+            .0
+            .upgrade()
+            .ok_or_else(|| "the session has ended".to_string())?;
+        let (reply, answer) = oneshot::channel();
+        commands
+            .send(Command::Elicit(question, reply))
+            .map_err(|_| "the session has ended".to_string())?;
+        drop(commands);
+        // A question withdrawn by a cancel counts as dismissed.
+        answer.await.unwrap_or(Ok(larik_mcp::Answer::Cancel))
+    }
 }

@@ -12,8 +12,9 @@ use serde_json::{Value, json};
 
 use larik_testkit::turn;
 
+use super::browser::browser_script;
 use super::kit::*;
-use super::notes_server::{NotesServer, browser_script};
+use super::notes_server::NotesServer;
 use larik_testkit::oauth::{AuthServer, AuthServerOptions};
 
 /// The `mcpServers` entry of `session/new` for server-everything.
@@ -201,4 +202,78 @@ async fn an_editor_server_behind_oauth_logs_in_from_the_editor() {
     let call = log.tool_call("n1");
     assert_eq!(call["status"], "completed", "{call}");
     assert!(call.to_string().contains("0 notes"), "{call}");
+}
+
+/// One run of a scenario in which the model calls the notes server's guestbook tool, which
+/// asks the user who signs; `elicits` declares form elicitation in `initialize`.
+async fn guestbook_run(elicits: bool) -> (Harness, Log) {
+    let notes = NotesServer::start(&["streamable-http"]);
+    let harness = Harness::new().await;
+    harness.server.enqueue(
+        turn()
+            .tool_call("g1", "mcp__notes__sign_guestbook", json!({}))
+            .usage(10, 1),
+    );
+    harness.server.enqueue(answer("signed"));
+    let mut capabilities =
+        json!({"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false});
+    if elicits {
+        capabilities["elicitation"] = json!({"form": {}});
+    }
+    let log = harness
+        .drive(
+            Sdk::TypeScript,
+            json!({
+                "permissions": ["allow_once"],
+                "elicitations": [{"action": "accept", "content": {"name": "Ada", "agree": true}}],
+                "steps": [
+                    {"request": "initialize", "name": "init", "params": {
+                        "protocolVersion": 1, "clientCapabilities": capabilities}},
+                    {"request": "session/new", "name": "new",
+                     "params": {"cwd": "$cwd", "mcpServers": [
+                         {"type": "http", "name": "notes", "headers": [],
+                          "url": notes.url("/mcp")},
+                     ]}},
+                    prompt("p", "sign the guestbook"),
+                ],
+            }),
+        )
+        .await;
+    (harness, log)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_mcp_servers_question_is_put_to_the_editor_as_an_elicitation() {
+    let (_harness, log) = guestbook_run(true).await;
+    assert_eq!(log.response("p")["stopReason"], "end_turn");
+    let asked = log.requests("elicitation/create");
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    let params = &asked[0];
+    assert_eq!(params["mode"], "form", "{params}");
+    assert!(params["sessionId"].is_string(), "{params}");
+    assert!(
+        params["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("`notes` asks: Who signs the guestbook?")),
+        "{params}"
+    );
+    assert_eq!(
+        params["requestedSchema"]["properties"]["name"]["type"],
+        "string"
+    );
+    let call = log.tool_call("g1");
+    assert_eq!(call["status"], "completed", "{call}");
+    assert!(
+        call.to_string().contains("signed by Ada (agrees: True)"),
+        "{call}"
+    );
+
+    // An editor that did not declare elicitation is not asked; the server hears why.
+    let (_harness, log) = guestbook_run(false).await;
+    assert!(log.requests("elicitation/create").is_empty());
+    let call = log.tool_call("g1");
+    assert!(
+        call.to_string().contains("did not declare elicitation"),
+        "{call}"
+    );
 }

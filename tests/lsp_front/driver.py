@@ -233,6 +233,7 @@ class Driver:
         self.timeout_s = (scenario.get("timeout_ms") or DEFAULT_TIMEOUT_MS) / 1000
         self.permissions: list[Any] = list(scenario.get("permissions") or [])
         self.message_actions: list[Any] = list(scenario.get("message_actions") or [])
+        self.elicitations: list[Any] = list(scenario.get("elicitations") or [])
         self.apply_edits: list[dict[str, Any]] = list(scenario.get("apply_edits") or [])
         self.inbox = Inbox()
         self.session: str | None = None
@@ -267,9 +268,14 @@ class Driver:
         capabilities = self.converter.unstructure(pytest_lsp.client_capabilities(spec))
         if "apply_edit" in self.scenario:
             capabilities.setdefault("workspace", {})["applyEdit"] = bool(self.scenario["apply_edit"])
+        larik = {}
         if self.scenario.get("larik_permissions"):
+            larik["permissions"] = True
+        if self.scenario.get("larik_elicitation"):
+            larik["elicitation"] = True
+        if larik:
             experimental = capabilities.get("experimental") or {}
-            experimental["larik"] = {"permissions": True}
+            experimental["larik"] = larik
             capabilities["experimental"] = experimental
         return capabilities
 
@@ -327,6 +333,7 @@ class Driver:
     def register_handlers(self) -> None:
         handlers = {
             "larik/requestPermission": self.request_permission,
+            "larik/elicit": self.elicit,
             types.WINDOW_SHOW_MESSAGE_REQUEST: self.show_message_request,
             types.WORKSPACE_APPLY_EDIT: self.apply_edit,
             # Editors accept dynamic registrations; pytest-lsp's client does not answer them.
@@ -359,6 +366,10 @@ class Driver:
             emit({"event": "error", "method": "larik/requestPermission", "error": {"message": f"{entry} is not offered: {offered}"}})
             return {"cancelled": True}
         return {"optionId": entry}
+
+    async def elicit(self, params: Any) -> dict[str, Any]:
+        self.current_params()
+        return self.elicitations.pop(0) if self.elicitations else {"action": "cancel"}
 
     async def show_message_request(self, params: Any) -> dict[str, Any] | None:
         wire = self.current_params() or {}

@@ -354,7 +354,11 @@ impl Server {
         );
         let mode = assembled.mode;
         let slash = SlashCommands::with(std::mem::take(&mut assembled.commands));
-        let wire = AcpWire::new(session_id.clone(), connection.clone());
+        let elicits = lock(&self.client)
+            .elicitation
+            .as_ref()
+            .is_some_and(|elicitation| elicitation.form.is_some());
+        let wire = AcpWire::new(session_id.clone(), connection.clone(), elicits);
         // Wherever the session moves, the editor keeps reading and writing its files
         // through this session id.
         let client = lock(&self.client).clone();

@@ -56,16 +56,20 @@ pub struct AcpWire {
     diffs: HashMap<String, Vec<ToolCallContent>>,
     /// Calls of the running prompt whose change is on disk.
     applied: HashSet<String>,
+    /// Whether the editor declared form elicitation (MCP servers' questions).
+    elicits: bool,
 }
 
 impl AcpWire {
-    /// The wire of session `session_id` on `connection`.
-    pub fn new(session_id: SessionId, connection: ConnectionTo<Client>) -> Self {
+    /// The wire of session `session_id` on `connection`; `elicits` when the editor
+    /// declared form elicitation.
+    pub fn new(session_id: SessionId, connection: ConnectionTo<Client>, elicits: bool) -> Self {
         AcpWire {
             session_id,
             connection,
             diffs: HashMap::new(),
             applied: HashSet::new(),
+            elicits,
         }
     }
 
@@ -238,6 +242,30 @@ impl Wire for AcpWire {
                 Err(_) => PermissionDecision::RejectOnce,
             };
             answerer.answer(decision);
+        })
+    }
+
+    fn elicit(
+        &mut self,
+        question: larik_mcp::Question,
+        reply: oneshot::Sender<Result<larik_mcp::Answer, String>>,
+    ) -> JoinHandle<()> {
+        let (connection, session_id, elicits) = (
+            self.connection.clone(),
+            self.session_id.clone(),
+            self.elicits,
+        );
+        tokio::spawn(async move {
+            let answer = if elicits {
+                super::elicit::ask(&connection, &session_id, question).await
+            } else {
+                Err(format!(
+                    "the editor cannot show questions (it did not declare elicitation), so \
+                     Larik cannot ask the user: {}",
+                    question.message
+                ))
+            };
+            let _ = reply.send(answer);
         })
     }
 

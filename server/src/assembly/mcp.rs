@@ -14,7 +14,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use larik_config::{Environment, LoadedConfig};
-use larik_mcp::{SearchPolicy, Server, ServerPool, ServerSpec, ServerStatus, SessionTools};
+use larik_mcp::{
+    Answer, Asker, Question, SearchPolicy, Server, ServerPool, ServerSpec, ServerStatus,
+    SessionTools,
+};
 use larik_protocol::sync::locked;
 
 use super::error::{Notice, SetupError};
@@ -33,6 +36,9 @@ pub struct McpExtension {
     session_servers: Mutex<HashMap<String, Vec<Arc<Server>>>>,
     /// Whether a session has handed over the pool's stop already (once per process).
     stop_handed_over: AtomicBool,
+    /// Who answers the servers' questions for each session with a front end that can ask
+    /// (by session id); `-p` has none.
+    askers: Arc<Mutex<HashMap<String, Arc<dyn Asker>>>>,
 }
 
 impl McpExtension {
@@ -43,7 +49,18 @@ impl McpExtension {
             editor_specs: Mutex::new(HashMap::new()),
             session_servers: Mutex::new(HashMap::new()),
             stop_handed_over: AtomicBool::new(false),
+            askers: Arc::default(),
         }
+    }
+
+    /// Sets (or, with `None`, removes) who answers the servers' questions for the session
+    /// `session_id`: its front end, while it runs.
+    pub fn set_asker(&self, session_id: &str, asker: Option<Arc<dyn Asker>>) {
+        let mut askers = locked(&self.askers);
+        match asker {
+            Some(asker) => askers.insert(session_id.to_string(), asker),
+            None => askers.remove(session_id),
+        };
     }
 
     /// `/mcp`: every server the project at `cwd` configures or the editor gave, with its
@@ -313,8 +330,13 @@ impl Extension for McpExtension {
         if let Some(count) = scope.settings.mcp_search_count {
             search.count = usize::try_from(count).unwrap_or(usize::MAX);
         }
-        into.late_tools
-            .push(Arc::new(SessionTools::new(servers, search)));
+        let asker = SessionAsker {
+            askers: Arc::clone(&self.askers),
+            session_id: scope.session_id.to_string(),
+        };
+        into.late_tools.push(Arc::new(
+            SessionTools::new(servers, search).with_asker(Arc::new(asker)),
+        ));
         Ok(())
     }
 }
@@ -343,6 +365,27 @@ fn configured(
         }
     }
     wanted
+}
+
+/// The servers' questions of one session, put to whoever answers for it when asked.
+struct SessionAsker {
+    askers: Arc<Mutex<HashMap<String, Arc<dyn Asker>>>>,
+    session_id: String,
+}
+
+#[async_trait::async_trait]
+impl Asker for SessionAsker {
+    async fn ask(&self, question: Question) -> Result<Answer, String> {
+        let asker = locked(&self.askers).get(&self.session_id).cloned();
+        match asker {
+            Some(asker) => asker.ask(question).await,
+            None => Err(format!(
+                "Larik runs without an editor here (`larik -p`), so it cannot ask the user: \
+                 {}",
+                question.message
+            )),
+        }
+    }
 }
 
 /// Stops every server when the process ends.

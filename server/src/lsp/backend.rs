@@ -31,6 +31,8 @@ pub const COMMANDS: [&str; 3] = ["larik.prompt", "larik.cancel", "larik.newSessi
 struct Editor {
     workspace: Option<PathBuf>,
     larik_permissions: bool,
+    /// It answers `larik/elicit`.
+    larik_elicitation: bool,
     edits: EditSupport,
 }
 
@@ -110,6 +112,10 @@ impl LanguageServer for Backend {
             .experimental
             .as_ref()
             .is_some_and(|experimental| experimental["larik"]["permissions"] == true);
+        let larik_elicitation = capabilities
+            .experimental
+            .as_ref()
+            .is_some_and(|experimental| experimental["larik"]["elicitation"] == true);
         let workspace_caps = capabilities.workspace.as_ref();
         let apply_edit = workspace_caps
             .and_then(|workspace| workspace.apply_edit)
@@ -129,6 +135,7 @@ impl LanguageServer for Backend {
         *lock(&self.editor) = Editor {
             workspace,
             larik_permissions,
+            larik_elicitation,
             edits: EditSupport {
                 apply_edit,
                 document_changes,

@@ -86,6 +86,16 @@ impl Request for RequestPermission {
     const METHOD: &'static str = "larik/requestPermission";
 }
 
+/// `larik/elicit` `{sessionId, server, message, requestedSchema}` → `{action, content?}`:
+/// an MCP server's question for the user.
+pub enum Elicit {}
+
+impl Request for Elicit {
+    type Params = Value;
+    type Result = Value;
+    const METHOD: &'static str = "larik/elicit";
+}
+
 /// `$/progress` for work-done progress.
 pub mod progress {
     use tower_lsp_server::ls_types::{

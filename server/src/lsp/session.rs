@@ -2,7 +2,7 @@
 //! the editor as `larik/event`, a prompt's work-done token gets `$/progress` (begin, a
 //! report per tool call, end), Larik's own text is a `message_complete` event, and
 //! permission questions go out as `larik/requestPermission` or
-//! `window/showMessageRequest`.
+//! `window/showMessageRequest`, MCP servers' questions as `larik/elicit` or choices.
 
 use larik_protocol::{Event, PermissionDecision, PermissionOption};
 use serde_json::{Value, json};
@@ -30,18 +30,28 @@ pub struct LspWire {
     session_id: String,
     client: Client,
     ask_with_larik_requests: bool,
+    /// Whether the editor answers `larik/elicit` (MCP servers' questions).
+    elicit_with_larik_requests: bool,
     /// The running prompt's work-done token.
     token: Option<ProgressToken>,
 }
 
 impl LspWire {
-    /// The wire of session `session_id`; questions go out as `larik/requestPermission`
-    /// when the editor declared it (`ask_with_larik_requests`).
-    pub fn new(session_id: String, client: Client, ask_with_larik_requests: bool) -> Self {
+    /// The wire of session `session_id`; permission questions go out as
+    /// `larik/requestPermission` when the editor declared it (`ask_with_larik_requests`),
+    /// MCP servers' questions as `larik/elicit` when it declared that
+    /// (`elicit_with_larik_requests`).
+    pub fn new(
+        session_id: String,
+        client: Client,
+        ask_with_larik_requests: bool,
+        elicit_with_larik_requests: bool,
+    ) -> Self {
         LspWire {
             session_id,
             client,
             ask_with_larik_requests,
+            elicit_with_larik_requests,
             token: None,
         }
     }
@@ -133,6 +143,22 @@ impl Wire for LspWire {
         // cancel) must keep flowing meanwhile.
         tokio::spawn(async move {
             answerer.answer(question.ask(&client, larik).await);
+        })
+    }
+
+    fn elicit(
+        &mut self,
+        question: larik_mcp::Question,
+        reply: oneshot::Sender<Result<larik_mcp::Answer, String>>,
+    ) -> JoinHandle<()> {
+        let (client, session_id, larik) = (
+            self.client.clone(),
+            self.session_id.clone(),
+            self.elicit_with_larik_requests,
+        );
+        tokio::spawn(async move {
+            let answer = super::elicit::ask(&client, &session_id, larik, question).await;
+            let _ = reply.send(answer);
         })
     }
 

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use larik_protocol::{Op, StopReason};
 use larik_session::LoadedSession;
 
-use super::{Task, Wire, work::Move};
+use super::{CoreAsker, Task, Wire, work::Move};
 use crate::assembly::{Branch, Carried, Open, Process, SessionRequest, SetupError};
 use crate::commands::SlashCommands;
 use larik_protocol::sync::locked;
@@ -144,6 +144,12 @@ impl<W: Wire> Task<W> {
         while old_events.recv().await.is_some() {}
         let _ = old.task.await;
 
+        let mcp = &self.reopen.process.mcp;
+        mcp.set_asker(&self.state.session_id, None);
+        mcp.set_asker(
+            &assembled.session_id,
+            Some(Arc::new(CoreAsker(self.commands.downgrade()))),
+        );
         let state = &mut self.state;
         state.ops = self.agent.ops.clone();
         state.session_id = assembled.session_id.clone();

@@ -138,6 +138,7 @@ async function main() {
   const timeoutMs = scenario.timeout_ms ?? DEFAULT_TIMEOUT_MS;
   const buffers = new Map(Object.entries(scenario.buffers ?? {}));
   const permissions = [...(scenario.permissions ?? [])];
+  const elicitations = [...(scenario.elicitations ?? [])];
   const inbox = new Inbox();
   const held = new Map(); // sessionId -> resolvers of permission requests on "hold"
   let session = null;
@@ -259,6 +260,10 @@ async function main() {
         throw acp.RequestError.internalError({ details: error.message });
       }
       return {};
+    })
+    .onRequest("elicitation/create", async ({ params }) => {
+      received("request", "elicitation/create", params);
+      return elicitations.length > 0 ? elicitations.shift() : { action: "cancel" };
     })
     // Anything else the agent sends (terminal/*, extensions) is logged, then refused.
     .onRequest("*", ({ method, params }) => {

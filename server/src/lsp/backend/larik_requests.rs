@@ -152,7 +152,12 @@ impl Backend {
             .map_err(setup_error)?;
         let id = assembled.session_id.clone();
         let slash = SlashCommands::with(std::mem::take(&mut assembled.commands));
-        let wire = LspWire::new(id.clone(), self.client.clone(), editor.larik_permissions);
+        let wire = LspWire::new(
+            id.clone(),
+            self.client.clone(),
+            editor.larik_permissions,
+            editor.larik_elicitation,
+        );
         let reopen_cwd = cwd.clone();
         let reopen = Reopen {
             process: Arc::clone(&self.process),

@@ -1,4 +1,6 @@
-//! OAuth for remote MCP servers through the binary: a server behind the testkit's
+//! Remote MCP servers (the Python SDK's, over streamable HTTP) through the binary. A
+//! server's question during a call cannot be put to anyone in `-p`: the server hears why,
+//! and the model reads it in the result. OAuth: a server behind the testkit's
 //! authorization server shows as needing a login in `larik mcp list` (nothing opened a
 //! browser), `larik mcp login` opens `$BROWSER` on the authorization page, prints the URL
 //! and waits for the redirect; afterwards `larik -p` calls the server's tools with the
@@ -8,7 +10,8 @@ use larik_testkit::oauth::{AuthServer, AuthServerOptions};
 use larik_testkit::turn;
 use serde_json::json;
 
-use super::notes_server::{NotesServer, browser_script};
+use super::browser::browser_script;
+use super::notes_server::NotesServer;
 use super::{Harness, last_json_line, stderr, stdout};
 
 #[tokio::test(flavor = "multi_thread")]
@@ -92,4 +95,41 @@ async fn larik_mcp_login_then_p_calls_the_protected_server_and_logout_forgets_it
         stdout(&listed)
     );
     assert_eq!(auth.count("authorize"), 1, "{:?}", auth.events());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn in_p_a_servers_question_is_refused_with_why() {
+    let notes = NotesServer::start(&["streamable-http"]);
+    let harness = Harness::new().await;
+    let dir = harness.data.path().join(".config/larik");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let config = json!({"mcpServers": {"notes": {
+        "type": "http", "url": notes.url("/mcp"), "connect_timeout": 60,
+    }}});
+    std::fs::write(dir.join("config.json"), config.to_string()).expect("config");
+    harness
+        .server
+        .enqueue(turn().tool_call("g", "mcp__notes__sign_guestbook", json!({})));
+    harness.server.enqueue(turn().text("could not sign"));
+    let output = harness
+        .run(&[
+            "-p",
+            "sign the guestbook",
+            "--output-format",
+            "json",
+            "--allowedTools",
+            "mcp__notes",
+        ])
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let requests = harness.server.requests();
+    let answer = requests[1]
+        .tool_result_text("g")
+        .expect("the tool's result");
+    assert!(
+        answer
+            .contains("Larik runs without an editor here (`larik -p`), so it cannot ask the user"),
+        "{answer}"
+    );
+    assert!(answer.contains("Who signs the guestbook?"), "{answer}");
 }
