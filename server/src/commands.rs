@@ -139,6 +139,31 @@ impl SlashCommands {
         &self.specs
     }
 
+    /// The same commands with `prompts` as the MCP prompts (in place of those listed
+    /// before); `None` when that changes nothing.
+    pub fn with_mcp_prompts(&self, prompts: Vec<CommandSpec>) -> Option<SlashCommands> {
+        let listed: Vec<&CommandSpec> = self
+            .specs
+            .iter()
+            .filter(|spec| spec.action == Action::McpPrompt)
+            .collect();
+        if listed.len() == prompts.len() && listed.iter().zip(&prompts).all(|(a, b)| *a == b) {
+            return None;
+        }
+        let mut specs: Vec<CommandSpec> = self
+            .specs
+            .iter()
+            .filter(|spec| spec.action != Action::McpPrompt)
+            .cloned()
+            .collect();
+        for prompt in prompts {
+            if !specs.iter().any(|known| known.name == prompt.name) {
+                specs.push(prompt);
+            }
+        }
+        Some(SlashCommands { specs })
+    }
+
     /// The command `text` runs, when its whole text is one of ours.
     pub fn parse(&self, text: &str) -> Option<Invocation> {
         let rest = text.trim().strip_prefix('/')?;

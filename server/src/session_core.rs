@@ -30,6 +30,7 @@ use std::sync::{Arc, Mutex};
 
 use larik_agent::{AgentHandle, Budget};
 use larik_protocol::event::ErrorKind;
+use larik_protocol::sync::locked;
 use larik_protocol::{
     Event, Op, PermissionDecision, PermissionMode, PermissionOption, ReasoningEffort, StopReason,
     Usage,
@@ -213,6 +214,9 @@ pub trait Wire: Send + Sized + 'static {
     /// Handles a command only this wire knows.
     async fn command(&mut self, command: Self::Command, state: &mut State);
 
+    /// The session's commands changed (an MCP server that became ready listed prompts).
+    async fn commands_changed(&mut self, _commands: &SlashCommands) {}
+
     /// The session continues elsewhere (`/clear`, `/fork`, `/rewind`, `/resume`): `state`
     /// is already the new one's. Says the switch's text unless the wire has a better way.
     async fn switched(&mut self, switched: &Switched, _state: &State) {
@@ -351,6 +355,11 @@ impl<W: Wire> Task<W> {
                     self.state.send(Op::Shutdown);
                     // Wait for the agent to stop so its session file is complete.
                     while self.agent.events.recv().await.is_some() {}
+                    self.reopen
+                        .process
+                        .mcp
+                        .session_ended(&self.state.session_id)
+                        .await;
                     return;
                 }
                 Next::Command(Some(command)) => self.on_command(command).await,
@@ -695,11 +704,27 @@ impl<W: Wire> Task<W> {
                 for (_, question) in self.questions.drain() {
                     question.abort();
                 }
+                self.list_new_mcp_prompts().await;
                 if self.running_until(Until::TurnComplete) {
                     self.finish(stop_reason).await;
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Lists the prompts of MCP servers that became ready since the commands were made
+    /// (checked as each turn ends, before its answer).
+    async fn list_new_mcp_prompts(&mut self) {
+        let prompts = self
+            .reopen
+            .process
+            .mcp
+            .prompt_commands(&self.state.session_id);
+        let changed = locked(&self.view).slash.with_mcp_prompts(prompts);
+        if let Some(commands) = changed {
+            locked(&self.view).slash = commands.clone();
+            self.wire.commands_changed(&commands).await;
         }
     }
 

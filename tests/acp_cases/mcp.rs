@@ -277,3 +277,62 @@ async fn an_mcp_servers_question_is_put_to_the_editor_as_an_elicitation() {
         "{call}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_servers_prompts_are_listed_once_it_is_ready() {
+    let harness = Harness::new().await;
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp");
+    // The server starts only when the scenario writes to this pipe, after the session's
+    // commands were first listed.
+    let gate = harness.data.path().join("gate");
+    let made = Command::new("mkfifo")
+        .arg(&gate)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let server = json!({
+        "name": "late",
+        "command": dir.join(".venv/bin/python"),
+        "args": [dir.join("servers/faulty_server.py"), "slow-start", gate],
+        "env": [],
+    });
+    harness.server.enqueue(answer("hello"));
+    let log = harness
+        .drive(
+            Sdk::TypeScript,
+            json!({
+                "steps": [
+                    initialize(false),
+                    {"request": "session/new", "name": "new",
+                     "params": {"cwd": "$cwd", "mcpServers": [server]}},
+                    {"wait_for": {"update": "available_commands_update"}},
+                    {"write": {"path": gate, "text": ""}},
+                    prompt("p", "hello"),
+                ],
+            }),
+        )
+        .await;
+    assert_eq!(log.response("p")["stopReason"], "end_turn");
+    let advertised = log.updates("available_commands_update");
+    assert!(advertised.len() >= 2, "{advertised:?}");
+    assert!(
+        !advertised[0].to_string().contains("mcp__late__greet"),
+        "{}",
+        advertised[0]
+    );
+    let last = advertised.last().expect("an update").to_string();
+    assert!(last.contains("mcp__late__greet"), "{last}");
+    // Listed before the prompt's answer.
+    let position = |wanted: &dyn Fn(&Value) -> bool| {
+        log.0
+            .iter()
+            .position(|line| wanted(line))
+            .expect("the line is in the log")
+    };
+    let listed = position(&|line| {
+        line["params"]["update"]["sessionUpdate"] == "available_commands_update"
+            && line.to_string().contains("mcp__late__greet")
+    });
+    let answered = position(&|line| line["event"] == "response" && line["name"] == "p");
+    assert!(listed < answered);
+}

@@ -3,7 +3,8 @@
 //! needs it: a context's first request waits for it at most its connect wait, `/mcp`
 //! reads it as it stands. A server is shared by every session whose configuration
 //! defines it the same way; one that failed or whose session ended is started again
-//! when the next session (or `/clear`) asks for it.
+//! when the next session (or `/clear`) asks for it, and one no session uses any more is
+//! stopped when the pool is told a session ended.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -498,6 +499,27 @@ impl ServerPool {
         locked(&self.servers)
             .get(spec)
             .map(|server| server.status())
+    }
+
+    /// Stops the servers no session uses any more (only the pool holds them); a server
+    /// still connecting is left to a later call.
+    pub async fn stop_unused(&self) {
+        let unused: Vec<Arc<Server>> = {
+            let mut servers = locked(&self.servers);
+            let specs: Vec<ServerSpec> = servers
+                .iter()
+                .filter(|(_, server)| Arc::strong_count(server) == 1)
+                .map(|(spec, _)| spec.clone())
+                .collect();
+            specs
+                .iter()
+                .filter_map(|spec| servers.remove(spec))
+                .collect()
+        };
+        for server in unused {
+            server.note("stopped: no session uses it any more");
+            server.stop().await;
+        }
     }
 
     /// Stops every server.

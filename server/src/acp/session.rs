@@ -29,6 +29,7 @@ use super::options::{
 use super::updates::{
     acp_status, agent_text, diff_content, event_update, image_content, text_content,
 };
+use crate::commands::SlashCommands;
 use crate::session_core::{Answerer, Outcome, Question, State, Switched, Wire, offered_models};
 
 /// Commands only the ACP wire handles.
@@ -243,6 +244,12 @@ impl Wire for AcpWire {
             };
             answerer.answer(decision);
         })
+    }
+
+    async fn commands_changed(&mut self, commands: &SlashCommands) {
+        self.notify(SessionUpdate::AvailableCommandsUpdate(
+            AvailableCommandsUpdate::new(super::options::available_commands(commands)),
+        ));
     }
 
     fn elicit(

@@ -218,6 +218,28 @@ impl McpExtension {
         larik_mcp::expand_prompt(&servers, command, argument).await
     }
 
+    /// The session `session_id` has ended (or moved on, its agent stopped): its servers
+    /// that no other session uses are stopped.
+    pub async fn session_ended(&self, session_id: &str) {
+        locked(&self.session_servers).remove(session_id);
+        self.stop_unused().await;
+    }
+
+    /// Stops the servers no session uses any more.
+    pub async fn stop_unused(&self) {
+        self.pool.stop_unused().await;
+    }
+
+    /// The MCP prompts of the session `session_id` as commands: those of its servers that
+    /// are ready now.
+    pub fn prompt_commands(&self, session_id: &str) -> Vec<CommandSpec> {
+        let servers = locked(&self.session_servers)
+            .get(session_id)
+            .cloned()
+            .unwrap_or_default();
+        prompt_specs(&servers)
+    }
+
     /// Stops every server it started.
     pub async fn shutdown(&self) {
         self.pool.shutdown().await;
@@ -310,15 +332,9 @@ impl Extension for McpExtension {
         }
         into.hooks
             .push(Arc::new(mentions::ResourceMentions::new(servers.clone())));
-        // The prompts of the servers ready now; the others' run all the same by name.
-        for prompt in larik_mcp::prompt_commands(&servers) {
-            let hint = (!prompt.arguments.is_empty()).then(|| prompt.arguments.join(" "));
-            into.commands.push(CommandSpec::mcp_prompt(
-                &prompt.name,
-                &prompt.description,
-                hint.as_deref(),
-            ));
-        }
+        // The prompts of the servers ready now; the others' run all the same by name, and
+        // are listed once their server is ready (see `prompt_commands`).
+        into.commands.extend(prompt_specs(&servers));
         if !self.stop_handed_over.swap(true, Ordering::Relaxed) {
             into.shutdown
                 .push(Arc::new(StopPool(Arc::clone(&self.pool))));
@@ -339,6 +355,17 @@ impl Extension for McpExtension {
         ));
         Ok(())
     }
+}
+
+/// The prompts of the ready ones of `servers`, as commands.
+fn prompt_specs(servers: &[Arc<Server>]) -> Vec<CommandSpec> {
+    larik_mcp::prompt_commands(servers)
+        .into_iter()
+        .map(|prompt| {
+            let hint = (!prompt.arguments.is_empty()).then(|| prompt.arguments.join(" "));
+            CommandSpec::mcp_prompt(&prompt.name, &prompt.description, hint.as_deref())
+        })
+        .collect()
 }
 
 /// The specs of the servers `settings` configures and does not disable, by name; one that

@@ -145,6 +145,12 @@ impl<W: Wire> Task<W> {
         let _ = old.task.await;
 
         let mcp = &self.reopen.process.mcp;
+        // The old agent is gone: servers only it used stop.
+        if self.state.session_id == assembled.session_id {
+            mcp.stop_unused().await;
+        } else {
+            mcp.session_ended(&self.state.session_id).await;
+        }
         mcp.set_asker(&self.state.session_id, None);
         mcp.set_asker(
             &assembled.session_id,

@@ -8,7 +8,7 @@ Usage: faulty_server.py MODE [GATE], where MODE is one of
   flood       sends 20000 tools/list_changed notifications after the handshake, then works
   slow-start  reads nothing until the named pipe GATE is opened for writing (the test
               decides when it has started), then works
-Working tools: `ping` (answers "pong").
+Working tools: `ping` (answers "pong"). A prompt: `greet` (argument `who`).
 """
 
 import json
@@ -20,6 +20,14 @@ TOOLS = [
         "name": "ping",
         "description": "Answers pong.",
         "inputSchema": {"type": "object", "properties": {}},
+    }
+]
+
+PROMPTS = [
+    {
+        "name": "greet",
+        "description": "Greets someone.",
+        "arguments": [{"name": "who", "required": True}],
     }
 ]
 
@@ -52,7 +60,7 @@ def main():
                 request,
                 {
                     "protocolVersion": request["params"]["protocolVersion"],
-                    "capabilities": {"tools": {"listChanged": True}},
+                    "capabilities": {"tools": {"listChanged": True}, "prompts": {}},
                     "serverInfo": {"name": "faulty", "version": "1"},
                 },
             )
@@ -65,6 +73,14 @@ def main():
                 answer(request, {"content": "this is not a list", "isError": "no"})
             else:
                 answer(request, {"content": [{"type": "text", "text": "pong"}]})
+        elif method == "prompts/list":
+            answer(request, {"prompts": PROMPTS})
+        elif method == "prompts/get":
+            who = (request["params"].get("arguments") or {}).get("who", "nobody")
+            answer(
+                request,
+                {"messages": [{"role": "user", "content": {"type": "text", "text": f"Greet {who}."}}]},
+            )
         elif method == "ping":
             answer(request, {})
         else:

@@ -215,3 +215,35 @@ async fn a_lazy_server_is_offered_from_its_kept_tool_list_and_started_on_first_c
     assert_eq!(log.matches("connecting (").count(), 2);
     pool.shutdown().await;
 }
+
+#[tokio::test]
+async fn servers_no_session_uses_any_more_are_stopped() {
+    let scratch = Scratch::new();
+    let kept = generated("kept", 1, &scratch.root);
+    let dropped = generated("dropped", 2, &scratch.root);
+    let pool = ServerPool::new(&scratch.root);
+    let held = pool.servers_for(std::slice::from_ref(&kept));
+    let released = pool.servers_for(std::slice::from_ref(&dropped));
+    for server in held.iter().chain(&released) {
+        assert_eq!(server.settled().await, ServerStatus::Ready { tools: 3 });
+    }
+    drop(released);
+    pool.stop_unused().await;
+    assert_eq!(pool.status_of(&dropped), None);
+    assert!(
+        scratch
+            .log_of("dropped")
+            .contains("stopped: no session uses it any more"),
+        "{}",
+        scratch.log_of("dropped")
+    );
+    assert_eq!(
+        pool.status_of(&kept),
+        Some(ServerStatus::Ready { tools: 3 })
+    );
+    // Asked for again, it starts anew.
+    let again = pool.servers_for(std::slice::from_ref(&dropped));
+    assert_eq!(again[0].settled().await, ServerStatus::Ready { tools: 3 });
+    drop(held);
+    pool.shutdown().await;
+}
