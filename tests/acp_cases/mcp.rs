@@ -326,7 +326,7 @@ async fn a_servers_prompts_are_listed_once_it_is_ready() {
     let position = |wanted: &dyn Fn(&Value) -> bool| {
         log.0
             .iter()
-            .position(|line| wanted(line))
+            .position(wanted)
             .expect("the line is in the log")
     };
     let listed = position(&|line| {
