@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use larik_testkit::turn;
 
-use super::browser::browser_script;
+use super::browser::browser_env;
 use super::kit::*;
 use super::notes_server::NotesServer;
 use larik_testkit::oauth::{AuthServer, AuthServerOptions};
@@ -153,10 +153,7 @@ async fn an_editor_server_behind_oauth_logs_in_from_the_editor() {
     let auth = AuthServer::start(AuthServerOptions::default()).await;
     let notes = NotesServer::start(&["streamable-http", "--oauth", &auth.issuer()]);
     let mut harness = Harness::new().await;
-    let browser = browser_script(harness.data.path());
-    harness
-        .extra_env
-        .push(("BROWSER".into(), browser.display().to_string()));
+    harness.extra_env.push(browser_env(harness.data.path()));
     harness.server.enqueue(answer("no notes tool yet"));
     harness
         .server

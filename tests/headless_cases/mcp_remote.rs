@@ -10,7 +10,7 @@ use larik_testkit::oauth::{AuthServer, AuthServerOptions};
 use larik_testkit::turn;
 use serde_json::json;
 
-use super::browser::browser_script;
+use super::browser::browser_env;
 use super::notes_server::NotesServer;
 use super::{Harness, last_json_line, stderr, stdout};
 
@@ -19,16 +19,8 @@ async fn larik_mcp_login_then_p_calls_the_protected_server_and_logout_forgets_it
     let auth = AuthServer::start(AuthServerOptions::default()).await;
     let notes = NotesServer::start(&["streamable-http", "--oauth", &auth.issuer()]);
     let mut harness = Harness::new().await;
-    let browser = browser_script(harness.data.path());
-    harness
-        .extra_env
-        .push(("BROWSER".into(), browser.display().to_string()));
-    let dir = harness.data.path().join(".config/larik");
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    let config = json!({"mcpServers": {"notes": {
-        "type": "http", "url": notes.url("/mcp"), "connect_timeout": 60,
-    }}});
-    std::fs::write(dir.join("config.json"), config.to_string()).expect("config");
+    harness.extra_env.push(browser_env(harness.data.path()));
+    notes.configure_personal(harness.data.path());
 
     let listed = harness.run(&["mcp", "list"]).await;
     let text = stdout(&listed);
@@ -101,12 +93,7 @@ async fn larik_mcp_login_then_p_calls_the_protected_server_and_logout_forgets_it
 async fn in_p_a_servers_question_is_refused_with_why() {
     let notes = NotesServer::start(&["streamable-http"]);
     let harness = Harness::new().await;
-    let dir = harness.data.path().join(".config/larik");
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    let config = json!({"mcpServers": {"notes": {
-        "type": "http", "url": notes.url("/mcp"), "connect_timeout": 60,
-    }}});
-    std::fs::write(dir.join("config.json"), config.to_string()).expect("config");
+    notes.configure_personal(harness.data.path());
     harness
         .server
         .enqueue(turn().tool_call("g", "mcp__notes__sign_guestbook", json!({})));

@@ -12,12 +12,7 @@ use crate::notes_server::NotesServer;
 async fn guestbook(larik_elicitation: bool) -> (Harness, Log) {
     let notes = NotesServer::start(&["streamable-http"]);
     let harness = Harness::new().await;
-    let dir = harness.data.path().join(".config/larik");
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    let config = json!({"mcpServers": {"notes": {
-        "type": "http", "url": notes.url("/mcp"), "connect_timeout": 60,
-    }}});
-    std::fs::write(dir.join("config.json"), config.to_string()).expect("config");
+    notes.configure_personal(harness.data.path());
     harness
         .server
         .enqueue(one_call("g1", "mcp__notes__sign_guestbook", json!({})));

@@ -3,10 +3,15 @@
 
 use std::path::PathBuf;
 
+/// The `BROWSER` variable naming [`browser_script`], written into `dir`.
+pub fn browser_env(dir: &std::path::Path) -> (String, String) {
+    ("BROWSER".into(), browser_script(dir).display().to_string())
+}
+
 /// A `BROWSER` program for tests: it opens the URL it is given the way a browser would,
 /// following the redirects (the testkit's authorization server consents at once) back to
 /// Larik's redirect listener. Written into `dir`; its path.
-pub fn browser_script(dir: &std::path::Path) -> PathBuf {
+fn browser_script(dir: &std::path::Path) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let path = dir.join("test-browser");
     std::fs::write(

@@ -1,6 +1,8 @@
 //! `tests/mcp/servers/notes_server.py` (a server on the Python MCP SDK) on a free loopback
 //! port, for the end-to-end tests of remote MCP servers; killed when dropped.
 
+#![allow(dead_code)] // each front end's tests use a different part
+
 use std::io::BufRead;
 use std::path::PathBuf;
 use std::process::Command;
@@ -42,6 +44,17 @@ impl NotesServer {
     /// Its URL at `path`.
     pub fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// Writes the personal configuration under `home` with this server (over streamable
+    /// HTTP) as `notes`.
+    pub fn configure_personal(&self, home: &std::path::Path) {
+        let dir = home.join(".config/larik");
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let config = serde_json::json!({"mcpServers": {"notes": {
+            "type": "http", "url": self.url("/mcp"), "connect_timeout": 60,
+        }}});
+        std::fs::write(dir.join("config.json"), config.to_string()).expect("config");
     }
 }
 

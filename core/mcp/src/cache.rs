@@ -5,10 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
 use std::hash::{Hash, Hasher};
 
+use crate::listing::{ListedTool, list_text, parse_list};
 use crate::naming::sanitize;
 use crate::spec::ServerSpec;
 
@@ -33,19 +32,16 @@ impl ToolCache {
     }
 
     /// The tools `spec`'s server listed last time, if kept.
-    pub(crate) fn read(&self, spec: &ServerSpec) -> Option<Vec<Value>> {
+    pub(crate) fn read(&self, spec: &ServerSpec) -> Option<Vec<ListedTool>> {
         let text = std::fs::read_to_string(self.path(spec)).ok()?;
-        match serde_json::from_str(&text).ok()? {
-            Value::Array(tools) => Some(tools),
-            _ => None,
-        }
+        parse_list(&text)
     }
 
     /// Keeps `tools` for `spec`'s server; a cache that cannot be written only costs the
     /// next session a start.
-    pub(crate) fn write(&self, spec: &ServerSpec, tools: &[Value]) -> Result<(), String> {
+    pub(crate) fn write(&self, spec: &ServerSpec, tools: &[ListedTool]) -> Result<(), String> {
         let path = self.path(spec);
-        let text = serde_json::to_string(tools).map_err(|error| error.to_string())?;
+        let text = list_text(tools)?;
         write_atomically(&self.dir, &path, &text).map_err(|error| error.to_string())
     }
 }

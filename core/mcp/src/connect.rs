@@ -24,6 +24,7 @@ use serde_json::Value;
 use tokio::sync::Mutex;
 
 use crate::elicit::{self, Answer, Askers, Question};
+use crate::listing::ListedTool;
 use crate::log::ServerLog;
 use crate::oauth::authorized::{Bearer, LoginNeeded, kept_login};
 use crate::oauth::watched::Watched;
@@ -167,7 +168,7 @@ pub(crate) struct Connection {
     pub(crate) prompts: Mutex<Vec<Value>>,
     /// The server's tool list as it sent it (each tool's JSON), read at connect and again
     /// after it says the list changed.
-    pub(crate) tools: Mutex<Arc<Vec<Value>>>,
+    pub(crate) tools: Mutex<Arc<Vec<ListedTool>>>,
     /// How long a list may take when read again (the startup timeout).
     list_timeout: std::time::Duration,
 }
@@ -356,8 +357,10 @@ pub(crate) async fn connect(
     })
 }
 
-/// Every tool the server lists, page by page, each as the JSON it sent.
-async fn list_tools(service: &RunningService<RoleClient, Handler>) -> Result<Vec<Value>, String> {
+/// Every tool the server lists, page by page.
+async fn list_tools(
+    service: &RunningService<RoleClient, Handler>,
+) -> Result<Vec<ListedTool>, String> {
     let tools = service
         .peer()
         .list_all_tools()
@@ -365,7 +368,8 @@ async fn list_tools(service: &RunningService<RoleClient, Handler>) -> Result<Vec
         .map_err(|error| format!("cannot list its tools: {error}"))?;
     Ok(tools
         .iter()
-        .filter_map(|tool| serde_json::to_value(tool).ok())
+        .filter_map(|tool| serde_json::to_string(tool).ok())
+        .filter_map(|text| serde_json::from_str(&text).ok())
         .collect())
 }
 

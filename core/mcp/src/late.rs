@@ -9,6 +9,7 @@ use std::sync::Arc;
 use larik_tools::{LateToolSet, LateTools, LateToolsAsk, Tool};
 
 use crate::elicit::{Asker, NoOneToAsk};
+use crate::listing::ListedTool;
 use crate::naming::{UniqueNames, tool_name};
 use crate::resources::{ListResources, ReadResource};
 use crate::search::{SearchPolicy, deferring};
@@ -99,22 +100,20 @@ impl LateTools for SessionTools {
                 });
                 continue;
             };
-            let mut order: Vec<&serde_json::Value> = listed.iter().collect();
-            order.sort_by(|a, b| name_of(a).cmp(&name_of(b)));
+            let mut order: Vec<&ListedTool> = listed.iter().collect();
+            order.sort_by(|a, b| a.name.cmp(&b.name));
             for tool in order {
-                let Some(own) = name_of(tool) else {
-                    continue;
-                };
-                let wanted = tool_name(server.name(), own);
+                let wanted = tool_name(server.name(), &tool.name);
                 if ask.hides(&wanted) {
                     continue;
                 }
                 let name = names.claim(wanted);
-                if let Some(tool) =
-                    McpTool::new(Arc::clone(server), name, tool, Arc::clone(&self.asker))
-                {
-                    mcp_tools.push(Arc::new(tool));
-                }
+                mcp_tools.push(Arc::new(McpTool::new(
+                    Arc::clone(server),
+                    name,
+                    tool,
+                    Arc::clone(&self.asker),
+                )));
             }
         }
         if self.search.defers(&mcp_tools, ask.context_window) {
@@ -128,9 +127,4 @@ impl LateTools for SessionTools {
         set.tools.sort_by(|a, b| a.name().cmp(b.name()));
         set
     }
-}
-
-/// The name a listed tool gives itself.
-fn name_of(tool: &serde_json::Value) -> Option<&str> {
-    tool.get("name").and_then(serde_json::Value::as_str)
 }

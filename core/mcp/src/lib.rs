@@ -17,6 +17,7 @@ mod connect;
 mod content;
 mod elicit;
 mod late;
+mod listing;
 mod log;
 pub mod naming;
 mod oauth;

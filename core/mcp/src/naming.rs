@@ -10,15 +10,19 @@ const MAX_NAME: usize = 64;
 
 /// `text` with each character outside `[A-Za-z0-9_-]` replaced by `_`.
 pub fn sanitize(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    let mut out = String::with_capacity(text.len());
+    push_sanitized(&mut out, text);
+    out
+}
+
+/// Appends `text` to `out`, sanitized.
+fn push_sanitized(out: &mut String, text: &str) {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    if text.chars().all(allowed) {
+        out.push_str(text);
+    } else {
+        out.extend(text.chars().map(|c| if allowed(c) { c } else { '_' }));
+    }
 }
 
 /// The longest server name: its tools' names keep the whole `mcp__<server>__` prefix
@@ -45,7 +49,11 @@ pub fn server_prefix(server: &str) -> String {
 
 /// The tool name for `tool` of `server`, before making it unique.
 pub fn tool_name(server: &str, tool: &str) -> String {
-    let name = format!("{}{}", server_prefix(server), sanitize(tool));
+    let mut name = String::with_capacity(7 + server.len() + tool.len());
+    name.push_str("mcp__");
+    push_sanitized(&mut name, server);
+    name.push_str("__");
+    push_sanitized(&mut name, tool);
     if name.len() <= MAX_NAME {
         return name;
     }
@@ -70,6 +78,9 @@ impl UniqueNames {
 
     /// `wanted`, or with the first free `_N` suffix when it is taken.
     pub fn claim(&mut self, wanted: String) -> String {
+        if self.taken.insert(wanted.clone()) {
+            return wanted;
+        }
         let mut name = wanted.clone();
         let mut number = 2;
         while self.taken.contains(&name) {

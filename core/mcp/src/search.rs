@@ -56,20 +56,9 @@ impl SearchPolicy {
         let Some(window) = context_window else {
             return false;
         };
-        let tokens = tools
-            .iter()
-            .map(|tool| schema_bytes(tool.as_ref()))
-            .sum::<usize>()
-            / BYTES_PER_TOKEN;
+        let tokens = tools.iter().map(|tool| tool.request_bytes()).sum::<usize>() / BYTES_PER_TOKEN;
         tokens as f64 > self.share * window as f64
     }
-}
-
-/// The bytes a tool takes in a request: its name, description and schema as JSON.
-fn schema_bytes(tool: &dyn Tool) -> usize {
-    json!({"name": tool.name(), "description": tool.description(), "input_schema": tool.input_schema()})
-        .to_string()
-        .len()
 }
 
 /// `mcp_search`.

@@ -18,6 +18,7 @@ use tokio::sync::watch;
 use crate::cache::ToolCache;
 use crate::connect::{self, Connection};
 use crate::elicit::Askers;
+use crate::listing::ListedTool;
 use crate::log::ServerLog;
 use crate::oauth::authorized::LoginNeeded;
 use crate::oauth::store::TokenFile;
@@ -28,7 +29,7 @@ use crate::spec::ServerSpec;
 #[derive(Clone)]
 pub(crate) enum State {
     /// Not started: it starts on the first call of a tool it listed before.
-    Idle(Arc<Vec<serde_json::Value>>),
+    Idle(Arc<Vec<ListedTool>>),
     Connecting,
     Ready(Arc<Connection>),
     Failed(String),
@@ -146,7 +147,7 @@ impl Server {
     }
 
     /// Keeps a lazy server's tool list for later sessions.
-    pub(crate) fn keep_tools(&self, tools: &[serde_json::Value]) {
+    pub(crate) fn keep_tools(&self, tools: &[ListedTool]) {
         if let Err(why) = self.cache.write(&self.spec, tools) {
             self.log
                 .line(&format!("cannot keep the tool list for later: {why}"));
@@ -174,7 +175,7 @@ impl Server {
 
     /// The tool list a session offers for it: the live one when ready, the kept one while
     /// idle.
-    pub(crate) async fn offered_tools(&self) -> Option<Arc<Vec<serde_json::Value>>> {
+    pub(crate) async fn offered_tools(&self) -> Option<Arc<Vec<ListedTool>>> {
         let state = self.state.borrow().clone();
         match state {
             State::Idle(tools) => Some(tools),

@@ -12,8 +12,11 @@ use larik_tools::{Tool, ToolContext, ToolOutput};
 use rmcp::model::CallToolRequestParams;
 use serde_json::Value;
 
+use serde_json::value::RawValue;
+
 use crate::content;
 use crate::elicit::Asker;
+use crate::listing::ListedTool;
 use crate::servers::Server;
 
 /// The longest tool description passed to the model; servers' own can be pages long.
@@ -25,51 +28,53 @@ pub struct McpTool {
     name: String,
     tool: String,
     description: String,
-    schema: Value,
+    /// The input schema as the server sent it (a JSON object).
+    schema: Box<RawValue>,
     read_only: bool,
     /// Who answers the server's questions while a call waits.
     asker: Arc<dyn Asker>,
 }
 
 impl McpTool {
-    /// The tool `listed` (its JSON in the server's `tools/list`) of `server`, offered
-    /// as `name`; `None` when the listing has no name.
+    /// The tool `listed` of `server`, offered as `name`.
     pub(crate) fn new(
         server: Arc<Server>,
         name: String,
-        listed: &Value,
+        listed: &ListedTool,
         asker: Arc<dyn Asker>,
-    ) -> Option<McpTool> {
-        let tool = listed.get("name")?.as_str()?.to_string();
-        let text = |field: &str| listed.get(field).and_then(Value::as_str);
-        let mut description = text("description")
-            .or_else(|| text("title"))
+    ) -> McpTool {
+        let mut description = listed
+            .description
+            .as_deref()
+            .or(listed.title.as_deref())
             .unwrap_or_default()
             .to_string();
         if let Some((cut, _)) = description.char_indices().nth(MAX_DESCRIPTION) {
             description.truncate(cut);
             description.push('…');
         }
-        let schema = match listed.get("inputSchema") {
-            Some(schema @ Value::Object(_)) => schema.clone(),
-            _ => serde_json::json!({"type": "object"}),
+        let schema = match listed.object_schema() {
+            Some(schema) => schema.to_owned(),
+            None => RawValue::from_string(r#"{"type":"object"}"#.to_string())
+                .unwrap_or_else(|_| Box::<RawValue>::default()),
         };
-        let hint = |field: &str| {
-            listed
-                .get("annotations")
-                .and_then(|annotations| annotations.get(field))
-                .and_then(Value::as_bool)
-        };
-        let read_only = hint("readOnlyHint") == Some(true) && hint("openWorldHint") == Some(false);
-        Some(McpTool {
+        let annotations = &listed.annotations;
+        let read_only =
+            annotations.read_only == Some(true) && annotations.open_world == Some(false);
+        McpTool {
             server,
             name,
-            tool,
+            tool: listed.name.clone(),
             description,
             schema,
             read_only,
             asker,
-        })
+        }
+    }
+
+    /// About how many bytes it takes in a request: its name, description and schema.
+    pub(crate) fn request_bytes(&self) -> usize {
+        self.name.len() + self.description.len() + self.schema.get().len() + 48
     }
 
     /// The name the server knows it by.
@@ -94,7 +99,8 @@ impl Tool for McpTool {
     }
 
     fn input_schema(&self) -> Value {
-        self.schema.clone()
+        serde_json::from_str(self.schema.get())
+            .unwrap_or_else(|_| serde_json::json!({"type": "object"}))
     }
 
     fn kind(&self) -> ToolKind {

@@ -74,6 +74,19 @@ fn refresh_token_of(file: &Value) -> String {
         .to_string()
 }
 
+/// Logs in to `spec`'s server, the browser following the authorization URL; the server's
+/// state once connected again.
+async fn log_in(pool: &ServerPool, spec: &ServerSpec) -> ServerStatus {
+    let login = pool.begin_login(spec).await.expect("the login starts");
+    let browser = browse(&login);
+    let status = pool
+        .complete_login(spec, login, LOGIN_WAIT)
+        .await
+        .expect("the login completes");
+    browser.await.expect("the browser");
+    status
+}
+
 async fn tools_of(pool: &ServerPool, spec: &ServerSpec) -> larik_tools::LateToolSet {
     SessionTools::new(
         pool.servers_for(std::slice::from_ref(spec)),
@@ -202,14 +215,7 @@ async fn a_configured_client_is_not_registered_and_an_expiring_token_is_refreshe
         ..OAuthSpec::default()
     };
     let pool = ServerPool::new(&scratch.root);
-    let login = pool.begin_login(&spec).await.expect("the login starts");
-    let browser = browse(&login);
-    let status = pool
-        .complete_login(&spec, login, LOGIN_WAIT)
-        .await
-        .expect("the login completes");
-    assert_eq!(status, ServerStatus::Ready { tools: 4 });
-    browser.await.expect("the browser");
+    assert_eq!(log_in(&pool, &spec).await, ServerStatus::Ready { tools: 4 });
     assert_eq!(auth.count("register"), 0, "{:?}", auth.events());
     assert_eq!(auth.count("authorize larik-test"), 1, "{:?}", auth.events());
     pool.shutdown().await;
@@ -255,14 +261,7 @@ async fn sse_sends_the_bearer_on_its_event_stream_and_messages_and_refreshes_onc
     let servers = pool.servers_for(std::slice::from_ref(&spec));
     assert_eq!(servers[0].settled().await, ServerStatus::NeedsLogin);
 
-    let login = pool.begin_login(&spec).await.expect("the login starts");
-    let browser = browse(&login);
-    let status = pool
-        .complete_login(&spec, login, LOGIN_WAIT)
-        .await
-        .expect("the login completes");
-    assert_eq!(status, ServerStatus::Ready { tools: 4 });
-    browser.await.expect("the browser");
+    assert_eq!(log_in(&pool, &spec).await, ServerStatus::Ready { tools: 4 });
 
     let set = tools_of(&pool, &spec).await;
     let ctx = context(&scratch.root);
