@@ -201,16 +201,20 @@ fn main() {
 
 /// The name of server `index`'s `…_lookup` tool, from the tool list kept for it.
 fn lookup_tool(home: &Path, index: usize) -> String {
-    let kept = home.join("share/larik/mcp-tools");
+    let kept = home.join("share/larik/mcp-tools.json");
+    let kept: Value =
+        serde_json::from_str(&std::fs::read_to_string(kept).expect("kept tool lists"))
+            .expect("JSON");
     let prefix = format!("s{index}-");
-    let file = std::fs::read_dir(&kept)
-        .expect("kept tool lists")
-        .flatten()
-        .find(|entry| entry.file_name().to_string_lossy().starts_with(&prefix))
+    let (_, entry) = kept
+        .as_object()
+        .expect("entries by server")
+        .iter()
+        .find(|(key, _)| key.starts_with(&prefix))
         .expect("the server's kept tool list");
-    let tools: Vec<Value> =
-        serde_json::from_str(&std::fs::read_to_string(file.path()).expect("read")).expect("JSON");
-    let own = tools
+    let own = entry["tools"]
+        .as_array()
+        .expect("tools")
         .iter()
         .filter_map(|tool| tool["name"].as_str())
         .find(|name| name.ends_with("_lookup"))

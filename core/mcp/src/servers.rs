@@ -399,12 +399,12 @@ pub struct ServerPool {
 
 impl ServerPool {
     /// A pool in the data directory `data_dir`: servers log to `logs/mcp-<name>.log`, the
-    /// tool lists of lazy servers are kept in `mcp-tools/`, logins in `mcp-auth/`.
+    /// tool lists of lazy servers are kept in `mcp-tools.json`, logins in `mcp-auth/`.
     pub fn new(data_dir: &std::path::Path) -> Self {
         ServerPool {
             logs_dir: data_dir.join("logs"),
             auth_dir: data_dir.join("mcp-auth"),
-            cache: ToolCache::new(data_dir.join("mcp-tools")),
+            cache: ToolCache::new(data_dir.join("mcp-tools.json")),
             servers: Mutex::new(HashMap::new()),
         }
     }
