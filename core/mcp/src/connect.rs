@@ -276,8 +276,10 @@ pub(crate) async fn connect(
                 let login_needed = Arc::clone(login_needed);
                 let served = match login {
                     Some(manager) => {
+                        let inner = AuthClient::new(http, manager);
                         let client = Watched {
-                            inner: AuthClient::new(http, manager),
+                            login: Some(Arc::clone(&inner.auth_manager)),
+                            inner,
                             login_needed,
                         };
                         handler
@@ -288,6 +290,7 @@ pub(crate) async fn connect(
                         let client = Watched {
                             inner: http,
                             login_needed,
+                            login: None,
                         };
                         handler
                             .serve(StreamableHttpClientTransport::with_client(client, config))

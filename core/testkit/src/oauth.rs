@@ -78,6 +78,8 @@ struct State {
     refresh_tokens: HashMap<String, Grant>,
     issued: u64,
     events: Vec<String>,
+    /// The scope refreshed tokens get from now on, when set.
+    scope_on_refresh: Option<String>,
 }
 
 impl State {
@@ -175,6 +177,12 @@ impl AuthServer {
             *valid = false;
         }
         state.events.push("revoked access tokens".to_string());
+    }
+
+    /// From now on, tokens issued by a refresh carry `scope` (as when the user was granted
+    /// more meanwhile).
+    pub fn grant_on_refresh(&self, scope: &str) {
+        self.shared.state().scope_on_refresh = Some(scope.to_string());
     }
 
     /// Makes every refresh token issued so far invalid.
@@ -474,7 +482,7 @@ fn token(shared: &Shared, form: &HashMap<String, String>, basic: Option<&str>) -
         }
         "refresh_token" => {
             let presented = form.get("refresh_token").cloned().unwrap_or_default();
-            let Some(grant) = shared.state().refresh_tokens.remove(&presented) else {
+            let Some(mut grant) = shared.state().refresh_tokens.remove(&presented) else {
                 return refuse(
                     shared,
                     StatusCode::BAD_REQUEST,
@@ -489,6 +497,9 @@ fn token(shared: &Shared, form: &HashMap<String, String>, basic: Option<&str>) -
                     "invalid_grant",
                     "refresh token of another client",
                 );
+            }
+            if let Some(scope) = shared.state().scope_on_refresh.clone() {
+                grant.scope = Some(scope);
             }
             grant
         }

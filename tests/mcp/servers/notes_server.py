@@ -1,12 +1,13 @@
 """A small MCP server on the Python MCP SDK, for Larik's tests of the HTTP transports.
 
-Usage: notes_server.py (streamable-http | sse) [--require-header NAME=VALUE | --oauth ISSUER]
+Usage: notes_server.py (streamable-http | sse) [--require-header NAME=VALUE | --oauth ISSUER [SCOPE]]
 
 It listens on a free port on 127.0.0.1, prints `listening <port>` on stdout once it
 accepts connections, and serves until killed. With `--oauth`, it is a protected resource
 of the authorization server at ISSUER: it publishes its resource metadata (RFC 9728),
 answers a request without a valid bearer token with 401 and a `WWW-Authenticate`
-challenge, and checks each token by introspection at ISSUER/introspect. Tools: `add_note` (changes state),
+challenge, and checks each token by introspection at ISSUER/introspect; with SCOPE, a
+token without that scope gets 403 (`insufficient_scope`). Tools: `add_note` (changes state),
 `count_notes` (read-only, closed world), `hang` (never answers), `sign_guestbook` (asks the
 user for a name through elicitation). A resource
 `notes://all` and a prompt `review`.
@@ -89,7 +90,7 @@ class IntrospectingVerifier:
         )
 
 
-def build(issuer: str | None, resource_url: str | None) -> MCPServer:
+def build(issuer: str | None, resource_url: str | None, scope: str | None = None) -> MCPServer:
     """The server; protected by `issuer` when one is given."""
     if issuer is None:
         server = MCPServer("notes")
@@ -101,6 +102,7 @@ def build(issuer: str | None, resource_url: str | None) -> MCPServer:
                 issuer_url=issuer,
                 resource_server_url=resource_url,
                 validate_token_resource=False,
+                required_scopes=[scope] if scope else None,
             ),
         )
     server.tool(description="Adds a note and returns how many there are.")(add_note)
@@ -122,15 +124,17 @@ def main() -> None:
     if len(sys.argv) > 3 and sys.argv[2] == "--require-header":
         name, value = sys.argv[3].split("=", 1)
         required = (name.lower(), value)
+    scope = None
     if len(sys.argv) > 3 and sys.argv[2] == "--oauth":
         issuer = sys.argv[3]
+        scope = sys.argv[4] if len(sys.argv) > 4 else None
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
     port = sock.getsockname()[1]
     path = "/sse" if transport == "sse" else "/mcp"
-    server = build(issuer, f"http://127.0.0.1:{port}{path}")
+    server = build(issuer, f"http://127.0.0.1:{port}{path}", scope)
     app = server.sse_app() if transport == "sse" else server.streamable_http_app()
     if required is not None:
         inner = app

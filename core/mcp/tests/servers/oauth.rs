@@ -277,3 +277,25 @@ async fn sse_sends_the_bearer_on_its_event_stream_and_messages_and_refreshes_onc
     assert_eq!(auth.count("token refresh_token"), 1, "{:?}", auth.events());
     pool.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_403_for_want_of_a_scope_is_refreshed_once_and_sent_again() {
+    let auth = AuthServer::start(AuthServerOptions::default()).await;
+    let server = PythonServer::start(&["streamable-http", "--oauth", &auth.issuer(), "notes"]);
+    let scratch = Scratch::new();
+    let mut spec = remote("notes", false, &server);
+    spec.oauth.scopes = vec!["other".into()];
+    let pool = ServerPool::new(&scratch.root);
+
+    // The login grants only `other`: the server answers 403, a refresh gives the same
+    // scope, and the server needs a login.
+    assert_eq!(log_in(&pool, &spec).await, ServerStatus::NeedsLogin);
+    assert_eq!(auth.count("token refresh_token"), 1, "{:?}", auth.events());
+
+    // Once refreshed tokens carry the scope, the 403 is cured by the one refresh.
+    auth.grant_on_refresh("notes");
+    let again = pool.reconnect(&spec).await;
+    assert_eq!(again.settled().await, ServerStatus::Ready { tools: 4 });
+    assert_eq!(auth.count("token refresh_token"), 2, "{:?}", auth.events());
+    pool.shutdown().await;
+}
