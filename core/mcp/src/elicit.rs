@@ -35,6 +35,21 @@ pub enum Answer {
     Cancel,
 }
 
+impl Answer {
+    /// The answer in the shape MCP and ACP results give it, `{action, content?}`: an
+    /// `accept` with its values (an object; anything else counts as none), `decline`, and
+    /// anything else as dismissed.
+    pub fn from_result(result: &Value) -> Answer {
+        match result["action"].as_str() {
+            Some("accept") => {
+                Answer::Accept(result["content"].as_object().cloned().unwrap_or_default())
+            }
+            Some("decline") => Answer::Decline,
+            _ => Answer::Cancel,
+        }
+    }
+}
+
 /// Who answers a session's questions.
 #[async_trait::async_trait]
 pub trait Asker: Send + Sync {
@@ -145,6 +160,31 @@ mod tests {
         assert_eq!(asked.ask(question).await, Err("first".to_string()));
         drop(first);
         assert!(askers.current().is_none());
+    }
+
+    #[test]
+    fn a_result_reads_as_the_users_answer() {
+        assert_eq!(
+            Answer::from_result(&json!({"action": "accept", "content": {"name": "Ada"}})),
+            Answer::Accept(
+                json!({"name": "Ada"})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default()
+            )
+        );
+        assert_eq!(
+            Answer::from_result(&json!({"action": "decline"})),
+            Answer::Decline
+        );
+        assert_eq!(
+            Answer::from_result(&json!({"action": "cancel"})),
+            Answer::Cancel
+        );
+        assert_eq!(
+            Answer::from_result(&json!({"action": "sideways"})),
+            Answer::Cancel
+        );
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub async fn ask(
             .send_request::<Elicit>(params)
             .await
             .map_err(|error| format!("the editor did not answer the question: {error}"))?;
-        return Ok(answer_of(&answer));
+        return Ok(Answer::from_result(&answer));
     }
     let Some(choices) = Choices::of(&question.schema) else {
         return Err(format!(
@@ -71,17 +71,6 @@ pub async fn ask(
         Some(title) => choices.answer(&title),
         None => Answer::Cancel,
     })
-}
-
-/// The user's answer in a `larik/elicit` response.
-fn answer_of(response: &Value) -> Answer {
-    match response["action"].as_str() {
-        Some("accept") => {
-            Answer::Accept(response["content"].as_object().cloned().unwrap_or_default())
-        }
-        Some("decline") => Answer::Decline,
-        _ => Answer::Cancel,
-    }
 }
 
 /// A question that buttons can answer.
