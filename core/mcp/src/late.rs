@@ -69,8 +69,7 @@ impl LateTools for SessionTools {
                 .push(Arc::new(ListResources::new(with_resources.clone())));
             set.tools.push(Arc::new(ReadResource::new(with_resources)));
         }
-        let mut names = UniqueNames::default();
-        let mut mcp_tools: Vec<Arc<McpTool>> = Vec::new();
+        let mut listings: Vec<Listing> = Vec::new();
         for (server, connection) in self.servers.iter().zip(ready) {
             if let Some(connection) = connection {
                 match connection.refresh_tools().await {
@@ -100,31 +99,61 @@ impl LateTools for SessionTools {
                 });
                 continue;
             };
-            let mut order: Vec<&ListedTool> = listed.iter().collect();
-            order.sort_by(|a, b| a.name.cmp(&b.name));
-            for tool in order {
-                let wanted = tool_name(server.name(), &tool.name);
-                if ask.hides(&wanted) {
-                    continue;
-                }
-                let name = names.claim(wanted);
-                mcp_tools.push(Arc::new(McpTool::new(
-                    Arc::clone(server),
-                    name,
-                    tool,
-                    Arc::clone(&self.asker),
-                )));
-            }
+            listings.push((Arc::clone(server), listed));
         }
-        if self.search.defers(&mcp_tools, ask.context_window) {
-            let (search, call) = deferring(mcp_tools);
+        let count = listings.iter().map(|(_, listed)| listed.len()).sum();
+        let bytes = listings
+            .iter()
+            .flat_map(|(server, listed)| {
+                listed.iter().map(|tool| tool.request_bytes(server.name()))
+            })
+            .sum();
+        if self.search.defers(count, bytes, ask.context_window) {
+            // Built at the first search or call: most contexts use few of them, if any.
+            let asker = Arc::clone(&self.asker);
+            let (search, call) = deferring(move || build_tools(&listings, &ask, &asker));
             set.tools.push(Arc::new(search));
             set.tools.push(Arc::new(call));
         } else {
-            set.tools
-                .extend(mcp_tools.into_iter().map(|tool| tool as Arc<dyn Tool>));
+            set.tools.extend(
+                build_tools(&listings, &ask, &self.asker)
+                    .into_iter()
+                    .map(|tool| tool as Arc<dyn Tool>),
+            );
         }
         set.tools.sort_by(|a, b| a.name().cmp(b.name()));
         set
     }
+}
+
+/// A ready (or idle) server and the tools it lists.
+type Listing = (Arc<Server>, Arc<Vec<ListedTool>>);
+
+/// The tools of `listings` as agent tools, each server's sorted by name, named uniquely,
+/// without those `ask` hides.
+fn build_tools(
+    listings: &[Listing],
+    ask: &LateToolsAsk,
+    asker: &Arc<dyn Asker>,
+) -> Vec<Arc<McpTool>> {
+    let mut names = UniqueNames::default();
+    let mut tools = Vec::new();
+    for (server, listed) in listings {
+        let mut order: Vec<&ListedTool> = listed.iter().collect();
+        order.sort_by(|a, b| a.name.cmp(&b.name));
+        for tool in order {
+            let wanted = tool_name(server.name(), &tool.name);
+            if ask.hides(&wanted) {
+                continue;
+            }
+            let name = names.claim(wanted);
+            tools.push(Arc::new(McpTool::new(
+                Arc::clone(server),
+                name,
+                tool,
+                Arc::clone(asker),
+            )));
+        }
+    }
+    tools
 }

@@ -59,6 +59,21 @@ fn boolean<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<bool>, D
 }
 
 impl ListedTool {
+    /// About how many bytes it takes in a request as a tool of server `server`: its name,
+    /// description and schema.
+    pub(crate) fn request_bytes(&self, server: &str) -> usize {
+        let description = self
+            .description
+            .as_deref()
+            .or(self.title.as_deref())
+            .map_or(0, str::len);
+        let schema = self
+            .input_schema
+            .as_deref()
+            .map_or(16, |schema| schema.get().len());
+        7 + server.len() + self.name.len() + description + schema + 48
+    }
+
     /// Its input schema when it is a JSON object, else `None`.
     pub(crate) fn object_schema(&self) -> Option<&RawValue> {
         self.input_schema

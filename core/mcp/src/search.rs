@@ -10,7 +10,9 @@
 //! prefix (and the provider's cache of it) holds.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use larik_protocol::sync::locked;
 
 use larik_protocol::ToolKind;
 use larik_tools::{Tool, ToolContext, ToolOutput};
@@ -45,35 +47,61 @@ impl Default for SearchPolicy {
 }
 
 impl SearchPolicy {
-    /// Whether `tools` are deferred for a model whose window is `context_window` tokens.
-    pub fn defers(&self, tools: &[Arc<McpTool>], context_window: Option<u64>) -> bool {
-        if tools.is_empty() {
+    /// Whether `count` tools taking about `bytes` in a request are deferred for a model
+    /// whose window is `context_window` tokens.
+    pub fn defers(&self, count: usize, bytes: usize, context_window: Option<u64>) -> bool {
+        if count == 0 {
             return false;
         }
-        if tools.len() > self.count || self.share <= 0.0 {
+        if count > self.count || self.share <= 0.0 {
             return true;
         }
         let Some(window) = context_window else {
             return false;
         };
-        let tokens = tools.iter().map(|tool| tool.request_bytes()).sum::<usize>() / BYTES_PER_TOKEN;
+        let tokens = bytes / BYTES_PER_TOKEN;
         tokens as f64 > self.share * window as f64
     }
 }
 
 /// `mcp_search`.
 pub struct McpSearch {
-    tools: Arc<Vec<Arc<McpTool>>>,
+    tools: Arc<Deferred>,
 }
 
 /// `mcp_call`.
 pub struct McpCall {
-    tools: Arc<Vec<Arc<McpTool>>>,
+    tools: Arc<Deferred>,
 }
 
-/// The two tools that stand for `tools`.
-pub(crate) fn deferring(tools: Vec<Arc<McpTool>>) -> (McpSearch, McpCall) {
-    let tools = Arc::new(tools);
+/// What builds the deferred tools.
+type Build = Box<dyn FnOnce() -> Vec<Arc<McpTool>> + Send>;
+
+/// The deferred tools, built when first needed.
+struct Deferred {
+    build: Mutex<Option<Build>>,
+    built: OnceLock<Vec<Arc<McpTool>>>,
+}
+
+impl Deferred {
+    fn tools(&self) -> &[Arc<McpTool>] {
+        self.built.get_or_init(|| {
+            locked(&self.build)
+                .take()
+                .map(|build| build())
+                .unwrap_or_default()
+        })
+    }
+}
+
+/// The two tools that stand for the tools `build` makes (at the first search or call).
+pub(crate) fn deferring(
+    build: impl FnOnce() -> Vec<Arc<McpTool>> + Send + 'static,
+) -> (McpSearch, McpCall) {
+    let tools = Arc::new(Deferred {
+        build: Mutex::new(Some(Box::new(build))),
+        built: OnceLock::new(),
+    });
     (
         McpSearch {
             tools: Arc::clone(&tools),
@@ -98,6 +126,7 @@ impl McpSearch {
             let names: Vec<&str> = names.split(',').map(str::trim).collect();
             return self
                 .tools
+                .tools()
                 .iter()
                 .filter(|tool| names.contains(&tool.name()))
                 .take(limit)
@@ -106,6 +135,7 @@ impl McpSearch {
         let wanted = words(query);
         let mut scored: Vec<(usize, &Arc<McpTool>)> = self
             .tools
+            .tools()
             .iter()
             .map(|tool| {
                 let name = words(tool.name()).join(" ");
@@ -132,7 +162,7 @@ impl McpSearch {
     /// The servers and how many tools each has, for an empty query.
     fn servers(&self) -> String {
         let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-        for tool in self.tools.iter() {
+        for tool in self.tools.tools() {
             *counts.entry(tool.server_name()).or_default() += 1;
         }
         let mut text = String::from("MCP servers with tools to search:\n");
@@ -262,7 +292,7 @@ impl Tool for McpCall {
 
     fn forwards_to(&self, input: &Value) -> Option<(Arc<dyn Tool>, Value)> {
         let name = input.get("name")?.as_str()?;
-        let tool = self.tools.iter().find(|tool| tool.name() == name)?;
+        let tool = self.tools.tools().iter().find(|tool| tool.name() == name)?;
         let arguments = input
             .get("arguments")
             .cloned()

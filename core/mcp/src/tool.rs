@@ -72,11 +72,6 @@ impl McpTool {
         }
     }
 
-    /// About how many bytes it takes in a request: its name, description and schema.
-    pub(crate) fn request_bytes(&self) -> usize {
-        self.name.len() + self.description.len() + self.schema.get().len() + 48
-    }
-
     /// The name the server knows it by.
     pub fn server_tool_name(&self) -> &str {
         &self.tool
