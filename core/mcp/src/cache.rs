@@ -3,8 +3,8 @@
 //! such a server lists its tools, so a later session can offer its tools before starting
 //! it: one file read however many servers there are. A changed definition has another
 //! entry; entries not written for 30 days are dropped at the next write; a file or entry
-//! that cannot be read is no cache. Writes go through a temporary file, so a reader never
-//! sees half; two processes writing at once may lose one's entry, which costs a start.
+//! that cannot be read is no cache. Writes replace the file whole (see `files`); two
+//! processes writing at once may lose one's entry, which costs a start.
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -15,6 +15,7 @@ use larik_protocol::sync::locked;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use crate::files::{Fnv1a, write_atomically};
 use crate::listing::{ListedTool, list_text, parse_list};
 use crate::naming::sanitize;
 use crate::spec::ServerSpec;
@@ -91,39 +92,8 @@ impl ToolCache {
             },
         );
         let text = serde_json::to_string(&entries).map_err(|error| error.to_string())?;
-        write_atomically(&self.0.path, &text).map_err(|error| error.to_string())?;
+        write_atomically(&self.0.path, text.as_bytes()).map_err(|error| error.to_string())?;
         *held = Some(entries);
         Ok(())
     }
-}
-
-/// The 64-bit FNV-1a hash as a [`Hasher`]: the same in every run, unlike the standard
-/// library's seeded one, so a kept list is found again by the next process.
-pub(crate) struct Fnv1a(u64);
-
-impl Default for Fnv1a {
-    fn default() -> Self {
-        Fnv1a(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Hasher for Fnv1a {
-    fn write(&mut self, bytes: &[u8]) {
-        for byte in bytes {
-            self.0 = (self.0 ^ u64::from(*byte)).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-/// Writes `text` to `path` through a temporary file beside it, so a reader never sees half.
-fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let temporary = path.with_extension(format!("json.{}.tmp", std::process::id()));
-    std::fs::write(&temporary, text)?;
-    std::fs::rename(&temporary, path)
 }

@@ -91,9 +91,9 @@ impl LateTools for SessionTools {
                         server.name()
                     ),
                     ServerStatus::NeedsLogin => format!(
-                        "MCP server `{0}` needs a login: `/mcp login {0}` (or `larik mcp login \
-                         {0}`)",
-                        server.name()
+                        "MCP server `{}` needs a login: {}",
+                        server.name(),
+                        crate::oauth::login_hint(server.name())
                     ),
                     status => format!("MCP server `{}`: {status}", server.name()),
                 });

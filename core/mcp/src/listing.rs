@@ -62,16 +62,20 @@ impl ListedTool {
     /// About how many bytes it takes in a request as a tool of server `server`: its name,
     /// description and schema.
     pub(crate) fn request_bytes(&self, server: &str) -> usize {
-        let description = self
-            .description
-            .as_deref()
-            .or(self.title.as_deref())
-            .map_or(0, str::len);
+        let description = self.description_text().len();
         let schema = self
             .input_schema
             .as_deref()
             .map_or(16, |schema| schema.get().len());
         7 + server.len() + self.name.len() + description + schema + 48
+    }
+
+    /// What it does: its description, else its title.
+    pub(crate) fn description_text(&self) -> &str {
+        self.description
+            .as_deref()
+            .or(self.title.as_deref())
+            .unwrap_or_default()
     }
 
     /// Its input schema when it is a JSON object, else `None`.

@@ -13,4 +13,9 @@ pub(crate) mod store;
 pub(crate) mod watched;
 
 pub use login::PendingLogin;
+
+/// How the user logs in to the server `server`, for the messages that say it needs one.
+pub fn login_hint(server: &str) -> String {
+    format!("log in with `/mcp login {server}` (or `larik mcp login {server}`)")
+}
 pub(crate) use login::{begin, remote_url};

@@ -10,9 +10,7 @@
 //! prefix (and the provider's cache of it) holds.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, OnceLock};
-
-use larik_protocol::sync::locked;
+use std::sync::{Arc, LazyLock};
 
 use larik_protocol::ToolKind;
 use larik_tools::{Tool, ToolContext, ToolOutput};
@@ -78,30 +76,13 @@ pub struct McpCall {
 type Build = Box<dyn FnOnce() -> Vec<Arc<McpTool>> + Send>;
 
 /// The deferred tools, built when first needed.
-struct Deferred {
-    build: Mutex<Option<Build>>,
-    built: OnceLock<Vec<Arc<McpTool>>>,
-}
-
-impl Deferred {
-    fn tools(&self) -> &[Arc<McpTool>] {
-        self.built.get_or_init(|| {
-            locked(&self.build)
-                .take()
-                .map(|build| build())
-                .unwrap_or_default()
-        })
-    }
-}
+type Deferred = LazyLock<Vec<Arc<McpTool>>, Build>;
 
 /// The two tools that stand for the tools `build` makes (at the first search or call).
 pub(crate) fn deferring(
     build: impl FnOnce() -> Vec<Arc<McpTool>> + Send + 'static,
 ) -> (McpSearch, McpCall) {
-    let tools = Arc::new(Deferred {
-        build: Mutex::new(Some(Box::new(build))),
-        built: OnceLock::new(),
-    });
+    let tools: Arc<Deferred> = Arc::new(LazyLock::new(Box::new(build)));
     (
         McpSearch {
             tools: Arc::clone(&tools),
@@ -126,7 +107,6 @@ impl McpSearch {
             let names: Vec<&str> = names.split(',').map(str::trim).collect();
             return self
                 .tools
-                .tools()
                 .iter()
                 .filter(|tool| names.contains(&tool.name()))
                 .take(limit)
@@ -135,7 +115,6 @@ impl McpSearch {
         let wanted = words(query);
         let mut scored: Vec<(usize, &Arc<McpTool>)> = self
             .tools
-            .tools()
             .iter()
             .map(|tool| {
                 let name = words(tool.name()).join(" ");
@@ -162,7 +141,7 @@ impl McpSearch {
     /// The servers and how many tools each has, for an empty query.
     fn servers(&self) -> String {
         let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-        for tool in self.tools.tools() {
+        for tool in self.tools.iter() {
             *counts.entry(tool.server_name()).or_default() += 1;
         }
         let mut text = String::from("MCP servers with tools to search:\n");
@@ -292,7 +271,7 @@ impl Tool for McpCall {
 
     fn forwards_to(&self, input: &Value) -> Option<(Arc<dyn Tool>, Value)> {
         let name = input.get("name")?.as_str()?;
-        let tool = self.tools.tools().iter().find(|tool| tool.name() == name)?;
+        let tool = self.tools.iter().find(|tool| tool.name() == name)?;
         let arguments = input
             .get("arguments")
             .cloned()

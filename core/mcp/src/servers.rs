@@ -488,13 +488,6 @@ impl ServerPool {
         TokenFile::new(&self.auth_dir, &spec.name, url).remove()
     }
 
-    /// Where the login of the remote server `spec` defines is kept, and whether one is.
-    pub fn login_file(&self, spec: &ServerSpec) -> Option<(PathBuf, bool)> {
-        let url = oauth::remote_url(spec).ok()?;
-        let file = TokenFile::new(&self.auth_dir, &spec.name, url);
-        Some((file.path().to_path_buf(), file.exists()))
-    }
-
     /// The state of the server `spec` defines, if one was started.
     pub fn status_of(&self, spec: &ServerSpec) -> Option<ServerStatus> {
         locked(&self.servers)

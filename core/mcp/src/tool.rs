@@ -5,7 +5,7 @@
 //! timeout and ended by an interrupt; whatever goes wrong is a result the model reads.
 //! While it waits, the server's questions go to the session's asker.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use larik_protocol::ToolKind;
 use larik_tools::{Tool, ToolContext, ToolOutput};
@@ -28,8 +28,10 @@ pub struct McpTool {
     name: String,
     tool: String,
     description: String,
-    /// The input schema as the server sent it (a JSON object).
-    schema: Box<RawValue>,
+    /// The input schema as the server sent it (a JSON object; `None`: any object).
+    schema: Option<Box<RawValue>>,
+    /// The schema as a value, read at the first request that sends it.
+    parsed_schema: OnceLock<Value>,
     read_only: bool,
     /// Who answers the server's questions while a call waits.
     asker: Arc<dyn Asker>,
@@ -43,21 +45,12 @@ impl McpTool {
         listed: &ListedTool,
         asker: Arc<dyn Asker>,
     ) -> McpTool {
-        let mut description = listed
-            .description
-            .as_deref()
-            .or(listed.title.as_deref())
-            .unwrap_or_default()
-            .to_string();
+        let mut description = listed.description_text().to_string();
         if let Some((cut, _)) = description.char_indices().nth(MAX_DESCRIPTION) {
             description.truncate(cut);
             description.push('…');
         }
-        let schema = match listed.object_schema() {
-            Some(schema) => schema.to_owned(),
-            None => RawValue::from_string(r#"{"type":"object"}"#.to_string())
-                .unwrap_or_else(|_| Box::<RawValue>::default()),
-        };
+        let schema = listed.object_schema().map(RawValue::to_owned);
         let annotations = &listed.annotations;
         let read_only =
             annotations.read_only == Some(true) && annotations.open_world == Some(false);
@@ -67,6 +60,7 @@ impl McpTool {
             tool: listed.name.clone(),
             description,
             schema,
+            parsed_schema: OnceLock::new(),
             read_only,
             asker,
         }
@@ -94,8 +88,14 @@ impl Tool for McpTool {
     }
 
     fn input_schema(&self) -> Value {
-        serde_json::from_str(self.schema.get())
-            .unwrap_or_else(|_| serde_json::json!({"type": "object"}))
+        self.parsed_schema
+            .get_or_init(|| {
+                self.schema
+                    .as_deref()
+                    .and_then(|schema| serde_json::from_str(schema.get()).ok())
+                    .unwrap_or_else(|| serde_json::json!({"type": "object"}))
+            })
+            .clone()
     }
 
     fn kind(&self) -> ToolKind {

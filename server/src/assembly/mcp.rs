@@ -292,10 +292,9 @@ impl McpExtension {
     /// How `/mcp` shows the state of the server `spec` defines.
     fn state_of(&self, spec: &ServerSpec) -> String {
         match self.pool.status_of(spec) {
-            Some(ServerStatus::NeedsLogin) => format!(
-                "needs login: log in with `/mcp login {0}` (or `larik mcp login {0}`)",
-                spec.name
-            ),
+            Some(ServerStatus::NeedsLogin) => {
+                format!("needs login: {}", larik_mcp::login_hint(&spec.name))
+            }
             Some(status) => status.to_string(),
             None => "not started (it starts with the next session or `/clear`)".to_string(),
         }

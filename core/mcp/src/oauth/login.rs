@@ -152,11 +152,6 @@ impl PendingLogin {
         &self.session.auth_url
     }
 
-    /// The server logging in.
-    pub fn server(&self) -> &str {
-        &self.server
-    }
-
     /// Waits at most `within` for the browser to come back, then exchanges the code for
     /// tokens and keeps them.
     pub async fn finish(self, within: Duration) -> Result<(), String> {

@@ -7,8 +7,6 @@
 //! `<file>.lock` around a refresh, so a rotated refresh token is used once.
 
 use std::hash::Hasher;
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use rmcp::transport::auth::{
@@ -16,7 +14,7 @@ use rmcp::transport::auth::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::cache::Fnv1a;
+use crate::files::{Fnv1a, private_dir, write_atomically};
 use crate::naming::sanitize;
 
 /// The client Larik logs in as.
@@ -63,11 +61,6 @@ impl TokenFile {
         }
     }
 
-    /// Where it is.
-    pub(crate) fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Whether a login was kept.
     pub(crate) fn exists(&self) -> bool {
         self.path.is_file()
@@ -89,30 +82,13 @@ impl TokenFile {
 
     /// Replaces it with `record`, readable by its owner only.
     pub(crate) fn write(&self, record: &Record) -> Result<(), String> {
-        let fail = |error: std::io::Error| {
+        let text = serde_json::to_vec_pretty(record).map_err(|error| error.to_string())?;
+        write_atomically(&self.path, &text).map_err(|error| {
             format!(
                 "cannot write the login file {}: {error}",
                 self.path.display()
             )
-        };
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(fail)?;
-        let text = serde_json::to_vec_pretty(record).map_err(|error| error.to_string())?;
-        // A named temporary file is created with mode 0600.
-        let mut temporary = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
-        temporary.write_all(&text).map_err(fail)?;
-        temporary
-            .as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o600))
-            .map_err(fail)?;
-        temporary
-            .persist(&self.path)
-            .map_err(|error| fail(error.error))?;
-        Ok(())
+        })
     }
 
     /// Changes the record with `change`, keeping the rest.
@@ -159,10 +135,7 @@ impl CredentialStore for TokenFile {
         let lock_path = self.path.with_extension("json.lock");
         let locked = tokio::task::spawn_blocking(move || {
             if let Some(dir) = lock_path.parent() {
-                std::fs::DirBuilder::new()
-                    .recursive(true)
-                    .mode(0o700)
-                    .create(dir)?;
+                private_dir(dir)?;
             }
             let file = std::fs::OpenOptions::new()
                 .create(true)
