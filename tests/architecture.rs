@@ -74,7 +74,7 @@ fn dependencies_point_one_way() {
             "larik-mcp",
             &["larik-protocol", "larik-tools", "larik-sandbox"][..],
         ),
-        ("larik-subagents", &[][..]),
+        ("larik-subagents", &["larik-protocol", "larik-tools"][..]),
         (
             "larik-agent",
             &[

@@ -15,6 +15,7 @@ mod files;
 mod options;
 mod server;
 mod session;
+mod subagents;
 mod updates;
 
 use std::process::ExitCode;

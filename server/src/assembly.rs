@@ -19,6 +19,7 @@ mod language_servers;
 mod mcp;
 mod open;
 mod options;
+mod subagents;
 mod upkeep;
 
 use std::collections::BTreeMap;
@@ -406,7 +407,8 @@ fn debug_trace(
 
 /// Larik's own extensions, in the order they contribute.
 fn own_extensions() -> Vec<Arc<dyn Extension>> {
-    vec![Arc::new(
-        language_servers::LanguageServerExtension::default(),
-    )]
+    vec![
+        Arc::new(language_servers::LanguageServerExtension::default()),
+        Arc::new(subagents::SubagentExtension),
+    ]
 }

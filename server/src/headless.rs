@@ -315,6 +315,23 @@ impl Printer {
             Event::ToolCallBegin { title, .. } if self.show_progress => {
                 eprintln!("larik: → {title}");
             }
+            Event::Subagent { agent, event } => match *event {
+                Event::ToolCallBegin { title, .. } if self.show_progress => {
+                    eprintln!("larik: → {} › {title}", agent.label);
+                }
+                Event::PermissionDenied {
+                    call_id,
+                    tool,
+                    input,
+                    ..
+                } => self.denials.push(json!({
+                    "tool_name": tool,
+                    "tool_use_id": agent.call_id_of(&call_id),
+                    "tool_input": input,
+                    "agent": agent.label,
+                })),
+                _ => {}
+            },
             Event::ToolCallEnd {
                 status: ToolCallStatus::Failed,
                 output,

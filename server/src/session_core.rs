@@ -651,23 +651,6 @@ impl<W: Wire> Task<W> {
                 input,
                 options,
             } => {
-                if self
-                    .running
-                    .as_ref()
-                    .is_none_or(|running| running.cancelled)
-                {
-                    // Asked before the agent saw the cancel: the editor must not get a
-                    // question for a prompt it has already cancelled.
-                    self.state.send(Op::PermissionReply {
-                        request_id,
-                        decision: PermissionDecision::Cancelled,
-                    });
-                    return;
-                }
-                let answerer = Answerer {
-                    commands: self.commands.clone(),
-                    request_id: request_id.clone(),
-                };
                 let question = Question {
                     call_id,
                     tool,
@@ -675,8 +658,28 @@ impl<W: Wire> Task<W> {
                     input,
                     options,
                 };
-                let asking = self.wire.ask(question, answerer);
-                self.questions.insert(request_id, asking);
+                self.ask_permission(request_id, question);
+            }
+            Event::Subagent { agent, event } => {
+                // A subagent's question reaches the user like any other, labelled.
+                if let Event::PermissionRequest {
+                    request_id,
+                    call_id,
+                    tool,
+                    title,
+                    input,
+                    options,
+                } = *event
+                {
+                    let question = Question {
+                        call_id: agent.call_id_of(&call_id),
+                        tool,
+                        title: format!("{} › {title}", agent.label),
+                        input,
+                        options,
+                    };
+                    self.ask_permission(request_id, question);
+                }
             }
             Event::ModelChanged { model } => {
                 let ends_prompt = self.switch_reported();
@@ -711,6 +714,30 @@ impl<W: Wire> Task<W> {
             }
             _ => {}
         }
+    }
+
+    /// Puts a permission question to the user, unless the prompt it belongs to was
+    /// cancelled.
+    fn ask_permission(&mut self, request_id: String, question: Question) {
+        if self
+            .running
+            .as_ref()
+            .is_none_or(|running| running.cancelled)
+        {
+            // Asked before the agent saw the cancel: the editor must not get a question
+            // for a prompt it has already cancelled.
+            self.state.send(Op::PermissionReply {
+                request_id,
+                decision: PermissionDecision::Cancelled,
+            });
+            return;
+        }
+        let answerer = Answerer {
+            commands: self.commands.clone(),
+            request_id: request_id.clone(),
+        };
+        let asking = self.wire.ask(question, answerer);
+        self.questions.insert(request_id, asking);
     }
 
     /// Lists the prompts of MCP servers that became ready since the commands were made

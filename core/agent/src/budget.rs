@@ -4,7 +4,8 @@
 //! cap. Each model request's cost is charged when its usage arrives (a request to a model
 //! without a known price charges nothing, which the agent says at the start), and a turn
 //! checks the cap before every request: a request already under way is never cut off, and
-//! no request starts once the cap is reached.
+//! no request starts once the cap is reached. A subagent's own cap sits [`within`](Budget::within)
+//! its parent's budget: what it spends counts against both, and either stops it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -15,6 +16,10 @@ use crate::runner::Runner;
 pub struct Budget {
     cap_micro_usd: u64,
     spent_micro_usd: AtomicU64,
+    /// The budget above this one (a subagent's parent's), charged too.
+    within: Option<std::sync::Arc<Budget>>,
+    /// Whether it is a subagent's own cap.
+    for_subagent: bool,
 }
 
 fn to_micro(usd: f64) -> u64 {
@@ -32,13 +37,28 @@ impl Budget {
         Budget {
             cap_micro_usd: to_micro(cap_usd),
             spent_micro_usd: AtomicU64::new(to_micro(already_spent_usd)),
+            within: None,
+            for_subagent: false,
         }
     }
 
-    /// Adds a request's cost.
+    /// A cap of `cap_usd` dollars of its own, inside `parent` (if any): each charge counts
+    /// against both, and it is spent when either is.
+    pub fn within(cap_usd: f64, parent: Option<std::sync::Arc<Budget>>) -> Budget {
+        Budget {
+            within: parent,
+            for_subagent: true,
+            ..Budget::new(cap_usd, 0.0)
+        }
+    }
+
+    /// Adds a request's cost (to the budgets above this one too).
     pub fn charge(&self, usd: f64) {
         self.spent_micro_usd
             .fetch_add(to_micro(usd), Ordering::Relaxed);
+        if let Some(parent) = &self.within {
+            parent.charge(usd);
+        }
     }
 
     /// The cap in dollars.
@@ -53,7 +73,15 @@ impl Budget {
 
     /// Whether no further request may start.
     pub fn is_spent(&self) -> bool {
-        self.spent_micro_usd.load(Ordering::Relaxed) >= self.cap_micro_usd
+        self.spent().is_some()
+    }
+
+    /// The spent budget that stops further requests: this one or one above it.
+    fn spent(&self) -> Option<&Budget> {
+        if self.spent_micro_usd.load(Ordering::Relaxed) >= self.cap_micro_usd {
+            return Some(self);
+        }
+        self.within.as_deref().and_then(Budget::spent)
     }
 }
 
@@ -82,12 +110,20 @@ impl Runner {
     /// Why no further request may start, when the budget is spent.
     pub(crate) fn budget_notice(&self) -> Option<String> {
         let budget = self.config.budget.as_ref()?;
-        budget.is_spent().then(|| {
+        let spent = budget.spent()?;
+        Some(if spent.for_subagent {
+            format!(
+                "stopped: the subagent has spent ${:.4} of its own ${:.2} budget \
+                 (`max_budget_usd` of its definition or role)",
+                spent.spent_usd(),
+                spent.cap_usd()
+            )
+        } else {
             format!(
                 "stopped: the session has spent ${:.4} of its ${:.2} budget (raise it with \
                  --max-budget-usd or `max_budget_usd` in the configuration)",
-                budget.spent_usd(),
-                budget.cap_usd()
+                spent.spent_usd(),
+                spent.cap_usd()
             )
         })
     }

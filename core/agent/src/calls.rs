@@ -59,7 +59,19 @@ impl Runner {
             files: Arc::clone(&self.config.files),
             feedback: self.config.feedback.clone(),
             checkpoint: self.checkpoint.clone(),
+            call_id: String::new(),
+            agent: None,
         };
+        // Only a batch with a delegating call (`task`) pays for a copy of the configuration.
+        let spawner: Option<Arc<dyn larik_tools::Delegator>> = calls
+            .iter()
+            .any(|(_, name, _)| {
+                self.config
+                    .tools
+                    .get(name)
+                    .is_some_and(|tool| tool.delegates())
+            })
+            .then(|| Arc::new(self.spawner()) as Arc<dyn larik_tools::Delegator>);
         let mut calls: Vec<Call<'_>> = calls
             .iter()
             .map(|(id, name, input)| {
@@ -118,9 +130,17 @@ impl Runner {
                 let events = &self.events;
                 let hooks = &self.hooks;
                 let at = at.as_ref();
+                let spawner = &spawner;
                 async move {
                     let mut output = if ctx.cancel.is_cancelled() {
                         cancelled_output()
+                    } else if tool.delegates() {
+                        let ctx = ToolContext {
+                            call_id: call.id.to_string(),
+                            agent: spawner.clone(),
+                            ..ctx.clone()
+                        };
+                        tool.run(call.input.clone(), &ctx).await
                     } else {
                         tool.run(call.input.clone(), ctx).await
                     };
@@ -317,7 +337,10 @@ impl Runner {
             });
         }
         self.next_request_id += 1;
-        let request_id = format!("permission-{}", self.next_request_id);
+        let request_id = format!(
+            "{}permission-{}",
+            self.lineage.request_prefix, self.next_request_id
+        );
         let answer = self.shared.ask(&request_id);
         self.events.emit(Event::ToolCallUpdate {
             call_id: call.id.to_string(),

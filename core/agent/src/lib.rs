@@ -9,6 +9,7 @@
 
 mod budget;
 mod calls;
+mod children;
 mod compact;
 mod context;
 mod guard;

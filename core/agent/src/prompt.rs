@@ -104,7 +104,6 @@ fn append_part(prompt: &mut String, part: &str) {
 
 /// The system prompt for an agent working in `cwd` on `date` (`YYYY-MM-DD`).
 fn system_prompt(cwd: &Path, date: &str) -> String {
-    let in_git = cwd.ancestors().any(|dir| dir.join(".git").exists());
     format!(
         "You are Larik, a coding agent working in the user's project. You read code, edit \
 files, and run commands with the tools you are given, and you finish the task the user \
@@ -119,7 +118,17 @@ rewriting whole files with `write`.\n\
 - When a tool call is refused, do not retry it unchanged; adapt or ask the user.\n\
 - Finish with a short summary of what you did and anything left open.\n\
 \n\
-# Environment\n\
+{environment}",
+        environment = environment(cwd, date),
+    )
+}
+
+/// The environment section of a system prompt for `cwd` on `date` (`YYYY-MM-DD`), which
+/// subagents' prompts share.
+pub(crate) fn environment(cwd: &Path, date: &str) -> String {
+    let in_git = cwd.ancestors().any(|dir| dir.join(".git").exists());
+    format!(
+        "# Environment\n\
 Working directory: {cwd}\n\
 Platform: {os}\n\
 Git repository: {git}\n\

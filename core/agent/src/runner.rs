@@ -35,11 +35,35 @@ impl EventSink {
 
 /// State the turn and the op loop both touch while a turn runs.
 pub(crate) struct Shared {
-    pub(crate) policy: Mutex<PermissionPolicy>,
-    pending: Mutex<HashMap<String, oneshot::Sender<PermissionDecision>>>,
+    /// The permission policy; a child agent shares its parent's.
+    pub(crate) policy: Arc<Mutex<PermissionPolicy>>,
+    /// Permission questions waiting for the front end's reply, by request id; shared by an
+    /// agent and all its children, since every reply arrives at the main agent.
+    pending: Arc<Mutex<HashMap<String, oneshot::Sender<PermissionDecision>>>>,
+    /// Usage of children's requests not yet added to this agent's totals, with the model
+    /// that served each.
+    pub(crate) child_usage: Mutex<Vec<crate::children::ChildUsage>>,
 }
 
 impl Shared {
+    fn new(policy: PermissionPolicy) -> Self {
+        Shared {
+            policy: Arc::new(Mutex::new(policy)),
+            pending: Arc::default(),
+            child_usage: Mutex::default(),
+        }
+    }
+
+    /// A child's state: `policy` (the parent's, or a stricter copy) and the parent's table
+    /// of waiting questions.
+    pub(crate) fn child_of(parent: &Shared, policy: Arc<Mutex<PermissionPolicy>>) -> Self {
+        Shared {
+            policy,
+            pending: Arc::clone(&parent.pending),
+            child_usage: Mutex::default(),
+        }
+    }
+
     /// Registers a permission question and returns where its answer arrives.
     pub(crate) fn ask(&self, request_id: &str) -> oneshot::Receiver<PermissionDecision> {
         let (tx, rx) = oneshot::channel();
@@ -98,6 +122,12 @@ pub(crate) struct Runner {
     pub(crate) measured: Option<crate::window::Measured>,
     /// What runs at the points of the loop.
     pub(crate) hooks: crate::hooks::HookSet,
+    /// Where it sits among its session's agents.
+    pub(crate) lineage: crate::children::Lineage,
+    /// For a child: its parent's state, where its usage is reported.
+    pub(crate) parent: Option<Arc<Shared>>,
+    /// For a child: the parent's running turn's checkpoint, used for all its turns.
+    pub(crate) fixed_checkpoint: Option<Arc<dyn larik_tools::Checkpoint>>,
 }
 
 impl Runner {
@@ -117,6 +147,12 @@ impl Runner {
             .iter()
             .filter(|message| message.is_prompt())
             .count() as u32;
+        let lineage = crate::children::Lineage {
+            id: session.writer.id().to_string(),
+            depth: 0,
+            agents_dir: larik_session::agents_dir(session.writer.path()),
+            request_prefix: String::new(),
+        };
         Ok(Runner {
             system_prompt: prompt::build(&config),
             starts_with_summary: session.starts_with_summary,
@@ -129,10 +165,10 @@ impl Runner {
             turn_number,
             tool_specs,
             late_tools: config.late_tools.clone(),
-            shared: Arc::new(Shared {
-                policy: Mutex::new(policy),
-                pending: Mutex::new(HashMap::new()),
-            }),
+            shared: Arc::new(Shared::new(policy)),
+            lineage,
+            parent: None,
+            fixed_checkpoint: None,
             events: EventSink {
                 events,
                 log: config.trace.as_ref().map(|trace| Arc::clone(&trace.events)),
@@ -212,11 +248,18 @@ impl Runner {
                     inbox.drive(describe, &cancel).await;
                 }
                 Op::Interrupt => {}
-                Op::PermissionReply { request_id, .. } => self.events.emit(Event::Notice {
-                    message: format!(
-                        "no permission request `{request_id}` is waiting; reply ignored"
-                    ),
-                }),
+                Op::PermissionReply {
+                    request_id,
+                    decision,
+                } => {
+                    if !inbox.shared.answer(&request_id, decision) {
+                        self.events.emit(Event::Notice {
+                            message: format!(
+                                "no permission request `{request_id}` is waiting; reply ignored"
+                            ),
+                        });
+                    }
+                }
                 Op::Shutdown => break,
             }
         }
@@ -337,7 +380,13 @@ impl Runner {
 
     /// Adds a request's usage to the session file.
     pub(crate) fn record_usage(&mut self, usage: &Usage) {
-        if let Err(error) = self.session.append_usage(&self.model_name, usage) {
+        let model = self.model_name.clone();
+        self.record_usage_of(&model, usage);
+    }
+
+    /// Adds the usage of a request `model` served (a child's too) to the session file.
+    pub(crate) fn record_usage_of(&mut self, model: &str, usage: &Usage) {
+        if let Err(error) = self.session.append_usage(model, usage) {
             self.report_session_error(error);
         }
     }

@@ -182,6 +182,7 @@ impl Runner {
             continued = 0;
 
             let results = self.run_calls(&calls, &cancel).await;
+            turn_usage.add(&self.take_child_usage());
             let repeated = guard.observe(&calls, &results);
             self.record(Message {
                 role: Role::User,
@@ -331,11 +332,13 @@ impl Runner {
             budget.charge(usage.cost_usd);
         }
         self.record_usage(usage);
+        self.report_usage_to_parent(usage);
         self.events.emit(Event::Usage {
             model: self.model_name.clone(),
             request: *usage,
             total: self.usage,
             context_window: self.context_window,
+            subagent: None,
         });
         *usage
     }

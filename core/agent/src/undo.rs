@@ -31,6 +31,9 @@ impl Runner {
     /// The checkpoint for a turn starting now, when the session keeps checkpoints. Turn ids
     /// sort in turn order and stay unique across resumes.
     pub(crate) fn turn_checkpoint(&self) -> Option<Arc<dyn Checkpoint>> {
+        if let Some(fixed) = &self.fixed_checkpoint {
+            return Some(Arc::clone(fixed));
+        }
         let store = self.config.checkpoints.as_ref()?;
         let millis = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

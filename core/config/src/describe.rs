@@ -16,7 +16,7 @@ use crate::settings::{ConfigContext, LoadedConfig};
 use crate::update::{UpdateError, child_object, update_json};
 
 /// The top-level keys Larik reads.
-pub const KNOWN_KEYS: [&str; 15] = [
+pub const KNOWN_KEYS: [&str; 16] = [
     "model",
     "debug",
     "permissions",
@@ -25,6 +25,7 @@ pub const KNOWN_KEYS: [&str; 15] = [
     "mcpServers",
     "mcp_search_share",
     "mcp_search_count",
+    "subagents",
     "checkpoint_retention_days",
     "models",
     "aliases",

@@ -29,7 +29,7 @@ pub use layers::{
 pub use settings::{
     ConfigContext, ConfigNotice, ConfiguredRule, LoadedConfig, LspServerSettings, LspSettings,
     McpOAuthSettings, McpServerSettings, ModelConfig, ModelEntrySettings, PermissionSettings,
-    PriceSettings, SandboxSettings, Settings, load,
+    PriceSettings, RoleSettings, SandboxSettings, Settings, load,
 };
 pub use update::{
     UpdateError, persist_allow_rule, persist_deny_rule, remove_personal_mcp_server,

@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 mod models;
 
-pub use models::{ModelConfig, ModelEntrySettings, PriceSettings};
+pub use models::{ModelConfig, ModelEntrySettings, PriceSettings, RoleSettings};
 
 use crate::approvals::{APPROVALS_KEY, ApprovalState, Approvals, PendingApproval, content_hash};
 use crate::layers::{LayerFile, Trust, json_kind, layer_files, personal_project_file, read_layer};
@@ -198,6 +198,9 @@ pub struct Settings {
     /// `mcp_search_count`: MCP tools are reached through `mcp_search` when there are more
     /// than this many.
     pub mcp_search_count: Option<u64>,
+    /// `subagents.max_depth`: how deep subagents may start subagents of their own (1, the
+    /// default: only the main agent starts them). Personal files only (or approved).
+    pub subagents_max_depth: Option<u32>,
 }
 
 /// The merged settings, the notices for the user, and the files that were read.
@@ -318,6 +321,7 @@ impl Layer<'_> {
                     Some(count) => settings.mcp_search_count = Some(count),
                     None => self.wrong_type("mcp_search_count", "a whole number", value),
                 },
+                "subagents" => self.subagents(value, settings),
                 "permissions" => self.permissions(value, &mut settings.permissions),
                 "sandbox" => self.sandbox(value, &mut settings.sandbox),
                 "lsp" => self.lsp(value, &mut settings.lsp),
@@ -326,6 +330,31 @@ impl Layer<'_> {
                 other if self.model_key(other, value, &mut settings.models) => {}
                 // Keys of other tools and of later versions are left alone.
                 _ => {}
+            }
+        }
+    }
+
+    fn subagents(&mut self, value: &Value, settings: &mut Settings) {
+        let Some(object) = self.object("subagents", value) else {
+            return;
+        };
+        for (field, value) in object {
+            match field.as_str() {
+                "max_depth" => match value.as_u64().and_then(|depth| u32::try_from(depth).ok()) {
+                    Some(depth) if depth >= 1 => {
+                        if depth == 1
+                            || self.may_loosen(
+                                "subagents.max_depth",
+                                value,
+                                "let subagents start subagents of their own",
+                            )
+                        {
+                            settings.subagents_max_depth = Some(depth);
+                        }
+                    }
+                    _ => self.wrong_type("subagents.max_depth", "a whole number from 1", value),
+                },
+                other => self.notice(format!("`subagents.{other}` ignored: not a setting")),
             }
         }
     }

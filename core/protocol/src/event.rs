@@ -10,6 +10,28 @@ use crate::permission::{PermissionMode, PermissionOption};
 use crate::tool::{FileChange, FileLocation, PlanEntry, ToolCallStatus, ToolKind};
 use crate::usage::Usage;
 
+/// Which subagent an [`Event::Subagent`] comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentLabel {
+    /// The child's stable id (its transcript is `<session>-agents/<id>.jsonl`).
+    pub id: String,
+    /// The id of the agent that started it: the session id for the main agent, else the
+    /// parent subagent's id.
+    pub parent_id: String,
+    /// The id of the `task` call that started it, in the parent's conversation.
+    pub call_id: String,
+    /// What it is called in the interface, e.g. `explore: find auth`.
+    pub label: String,
+}
+
+impl AgentLabel {
+    /// The id a call of this agent has among its session's calls: `<agent id>/<call id>`,
+    /// distinct from every call of the parent and of other agents.
+    pub fn call_id_of(&self, call_id: &str) -> String {
+        format!("{}/{call_id}", self.id)
+    }
+}
+
 /// Why a turn ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -204,6 +226,10 @@ pub enum Event {
         /// local server) or the model's listed window.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         context_window: Option<u64>,
+        /// For a subagent's request, counted in this agent's totals: the subagent's id.
+        /// Its tokens say nothing about this agent's context.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        subagent: Option<String>,
     },
     /// The model's plan for the turn, complete each time (it replaces the previous one).
     Plan {
@@ -262,6 +288,15 @@ pub enum Event {
         kind: ErrorKind,
         /// A message the user can act on.
         message: String,
+    },
+    /// An event of a subagent (a child agent the `task` tool started), forwarded with
+    /// which agent it comes from so a front end can show it nested under the `task` call.
+    /// None of it enters the parent's conversation.
+    Subagent {
+        /// The agent it comes from.
+        agent: AgentLabel,
+        /// The child's own event.
+        event: Box<Event>,
     },
     /// The turn ended.
     TurnComplete {

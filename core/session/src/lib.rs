@@ -17,4 +17,4 @@ pub use entry::{SessionMeta, rfc3339, utc_date};
 pub use error::SessionError;
 pub use load::{LoadedSession, Shown};
 pub use store::{SessionInfo, SessionStore, SessionSummary, cwd_slug, preview};
-pub use writer::SessionWriter;
+pub use writer::{SessionWriter, agents_dir};

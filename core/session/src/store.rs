@@ -77,26 +77,34 @@ impl SessionStore {
 
     /// Starts a new session file for `meta.cwd` and writes its meta entry.
     pub fn create(&self, meta: SessionMeta) -> Result<SessionWriter, SessionError> {
-        let dir = self.project_dir(&meta.cwd);
-        std::fs::create_dir_all(&dir).map_err(|err| SessionError::io(&dir, err))?;
-        // Ids carry six random hex digits; retrying covers the rare same-second collision.
-        let mut attempts = 0;
-        let (id, path, file) = loop {
-            let id = new_session_id(SystemTime::now());
-            let path = dir.join(format!("{id}.jsonl"));
-            match OpenOptions::new().append(true).create_new(true).open(&path) {
-                Ok(file) => break (id, path, file),
-                Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists && attempts < 8 => {
-                    attempts += 1;
-                }
-                Err(err) => return Err(SessionError::io(&path, err)),
-            }
-        };
-        let mut writer = SessionWriter::new(id, path, file, None);
-        writer.append_meta(&meta)?;
-        Ok(writer)
+        create_in(&self.project_dir(&meta.cwd), meta)
     }
+}
 
+/// Starts a new session file in `dir` (created when missing) and writes its meta entry: a
+/// session's file in its project's directory, or a subagent's transcript beside its
+/// session's.
+pub(crate) fn create_in(dir: &Path, meta: SessionMeta) -> Result<SessionWriter, SessionError> {
+    std::fs::create_dir_all(dir).map_err(|err| SessionError::io(dir, err))?;
+    // Ids carry six random hex digits; retrying covers the rare same-second collision.
+    let mut attempts = 0;
+    let (id, path, file) = loop {
+        let id = new_session_id(SystemTime::now());
+        let path = dir.join(format!("{id}.jsonl"));
+        match OpenOptions::new().append(true).create_new(true).open(&path) {
+            Ok(file) => break (id, path, file),
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists && attempts < 8 => {
+                attempts += 1;
+            }
+            Err(err) => return Err(SessionError::io(&path, err)),
+        }
+    };
+    let mut writer = SessionWriter::new(id, path, file, None);
+    writer.append_meta(&meta)?;
+    Ok(writer)
+}
+
+impl SessionStore {
     /// The sessions of the project at `cwd`, newest first.
     ///
     /// Ids start with their creation time, so they order the list; sessions created in the

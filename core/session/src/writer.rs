@@ -34,6 +34,12 @@ impl SessionWriter {
         }
     }
 
+    /// Starts a subagent's transcript in `agents_dir` (see [`agents_dir`]): a session
+    /// file of its own, whose id is the subagent's.
+    pub fn create_in(agents_dir: &Path, meta: SessionMeta) -> Result<Self, SessionError> {
+        crate::store::create_in(agents_dir, meta)
+    }
+
     /// The session id (the file name without `.jsonl`).
     pub fn id(&self) -> &str {
         &self.id
@@ -131,4 +137,14 @@ impl SessionWriter {
             .and_then(|()| self.file.flush())
             .map_err(|err| SessionError::io(&self.path, err))
     }
+}
+
+/// Where the transcripts of a session's subagents go: `<session>-agents/` beside the
+/// session file `session_path`.
+pub fn agents_dir(session_path: &Path) -> PathBuf {
+    let stem = session_path
+        .file_stem()
+        .map(|stem| stem.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    session_path.with_file_name(format!("{stem}-agents"))
 }

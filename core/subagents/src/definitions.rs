@@ -32,7 +32,7 @@ pub enum Origin {
 }
 
 /// What a child is made from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Definition {
     /// How the model names it in `task`.
     pub name: String,
@@ -51,6 +51,8 @@ pub struct Definition {
     pub permission_mode: Option<String>,
     /// Most model turns.
     pub max_turns: Option<u32>,
+    /// A spending cap of its own in US dollars (`maxBudgetUsd`), besides the session's.
+    pub max_budget_usd: Option<f64>,
     /// Where it works.
     pub isolation: Option<Isolation>,
     /// Whether it runs in the background unless the task says otherwise.
@@ -202,6 +204,15 @@ pub fn parse(text: &str, stem: &str) -> Result<Definition, String> {
             ));
         }
     };
+    let max_budget_usd = match get("maxBudgetUsd").or_else(|| get("max_budget_usd")) {
+        None | Some(Value::Null) => None,
+        Some(value) => Some(
+            value
+                .as_f64()
+                .filter(|cap| *cap > 0.0 && cap.is_finite())
+                .ok_or("`maxBudgetUsd` must be a positive number of dollars")?,
+        ),
+    };
     let background = match get("background") {
         None | Some(Value::Null) => false,
         Some(Value::Bool(background)) => *background,
@@ -217,6 +228,7 @@ pub fn parse(text: &str, stem: &str) -> Result<Definition, String> {
         model,
         permission_mode: text_of("permissionMode")?.filter(|mode| !mode.is_empty()),
         max_turns,
+        max_budget_usd,
         isolation,
         background,
         origin: Origin::BuiltIn,
@@ -298,6 +310,7 @@ pub fn builtins() -> Vec<Definition> {
             model: None,
             permission_mode: None,
             max_turns: None,
+            max_budget_usd: None,
             isolation: None,
             background: false,
             origin: Origin::BuiltIn,

@@ -15,6 +15,7 @@
 mod bash;
 mod change;
 mod checkpoint;
+mod delegate;
 mod edit;
 mod feedback;
 mod files;
@@ -42,6 +43,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use bash::BashTool;
 pub use checkpoint::{Checkpoint, NotSavedForUndo};
+pub use delegate::{ChildAgent, ChildRequest, Delegator, SpawnError, ToolChoice};
 pub use edit::EditTool;
 pub use feedback::EditFeedback;
 pub use files::{DiskFiles, FileAccess};
@@ -49,6 +51,7 @@ pub use glob::GlobTool;
 pub use grep::GrepTool;
 pub use late::{LateToolSet, LateTools, LateToolsAsk, ToolFilter};
 pub use multi_edit::MultiEditTool;
+pub use output::truncate_middle;
 pub use read::ReadTool;
 pub use todo::TodoWriteTool;
 pub use tracker::{ReadTracker, StaleRead};
@@ -108,6 +111,11 @@ pub struct ToolContext {
     /// What saves a file before a tool changes it, so the turn can be undone; `None`
     /// saves nothing.
     pub checkpoint: Option<Arc<dyn Checkpoint>>,
+    /// The id of the call being run; empty outside a call.
+    pub call_id: String,
+    /// The agent the call runs in, given to the calls of tools that
+    /// [`delegate`](Tool::delegates); `None` otherwise.
+    pub agent: Option<Arc<dyn Delegator>>,
 }
 
 impl ToolContext {
@@ -231,6 +239,12 @@ pub trait Tool: Send + Sync {
     /// for an input naming no tool (running it says why).
     fn forwards_to(&self, _input: &Value) -> Option<(Arc<dyn Tool>, Value)> {
         None
+    }
+    /// Whether the tool starts or controls agents of its own (`task`, `task_wait`,
+    /// `task_stop`): its calls get the [`Delegator`] in their context, and children leave
+    /// it out unless nesting is allowed.
+    fn delegates(&self) -> bool {
+        false
     }
 
     /// The change a call would make, computed without making it; `None` when the tool

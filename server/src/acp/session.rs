@@ -17,8 +17,8 @@ use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Error, ErrorCode};
 use larik_protocol::event::ErrorKind;
 use larik_protocol::{
-    Event, Op, PermissionDecision, PermissionMode, PermissionOption, PermissionOptionKind,
-    StopReason,
+    AgentLabel, Event, Op, PermissionDecision, PermissionMode, PermissionOption,
+    PermissionOptionKind, StopReason,
 };
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -59,6 +59,8 @@ pub struct AcpWire {
     applied: HashSet<String>,
     /// Whether the editor declared form elicitation (MCP servers' questions).
     elicits: bool,
+    /// The subagent whose event is being shown, whose tool calls get its `_meta`.
+    showing_agent: Option<AgentLabel>,
 }
 
 impl AcpWire {
@@ -71,78 +73,27 @@ impl AcpWire {
             diffs: HashMap::new(),
             applied: HashSet::new(),
             elicits,
+            showing_agent: None,
         }
     }
 
     fn notify(&self, update: SessionUpdate) {
+        let update = match &self.showing_agent {
+            Some(agent) => super::subagents::with_agent_meta(update, agent),
+            None => update,
+        };
         // A failure means the editor is gone; the connection's end stops everything.
         let _ = self
             .connection
             .send_notification(SessionNotification::new(self.session_id.clone(), update));
     }
 
-    /// Tells the editor the config options as they now stand.
-    fn notify_config_options(&self, state: &State) {
-        self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
-            current_options(state),
-        )));
-    }
-}
-
-/// The config options of a session as it now stands.
-pub fn current_options(state: &State) -> Vec<SessionConfigOption> {
-    config_options(
-        state.mode,
-        &state.model,
-        state.reasoning,
-        &offered_models(&state.model, &state.providers_with_keys),
-    )
-}
-
-#[async_trait::async_trait]
-impl Wire for AcpWire {
-    type Reply = Responder<PromptResponse>;
-    type Command = AcpCommand;
-
-    async fn started(&mut self, _reply: &Self::Reply) {
-        self.diffs.clear();
-        self.applied.clear();
-    }
-
-    async fn answer(&mut self, reply: Self::Reply, outcome: Outcome) {
-        let stop_reason = match outcome {
-            Ok(StopReason::EndTurn) => AcpStopReason::EndTurn,
-            Ok(StopReason::MaxTokens) => AcpStopReason::MaxTokens,
-            // ACP has no reason of its own for a spent budget; like the request cap, it is
-            // a limit the user set that ended the turn early.
-            Ok(StopReason::MaxTurns | StopReason::BudgetExceeded) => AcpStopReason::MaxTurnRequests,
-            Ok(StopReason::Refusal) => AcpStopReason::Refusal,
-            Ok(StopReason::Cancelled) => AcpStopReason::Cancelled,
-            Ok(StopReason::Error) => {
-                let _ = reply
-                    .respond_with_error(Error::new(ErrorCode::INTERNAL_ERROR, "the turn failed"));
-                return;
-            }
-            Err(failed) => {
-                let _ =
-                    reply.respond_with_error(Error::new(ErrorCode::INTERNAL_ERROR, failed.message));
-                return;
-            }
-        };
-        let _ = reply.respond(PromptResponse::new(stop_reason));
-    }
-
-    async fn say(&mut self, text: String) {
-        self.notify(agent_text(text));
-    }
-
-    async fn notice(&mut self, text: String) {
-        self.notify(agent_text(format!("_{text}_\n\n")));
-    }
-
-    async fn event(&mut self, event: &Event, state: &State) {
+    /// Shows one event of the session's own stream (a child's, rewritten by
+    /// [`super::subagents::nested_event`], included).
+    fn show(&mut self, event: &Event, state: &State) {
         match event {
             Event::PermissionRequest { .. } | Event::TurnComplete { .. } => {}
+
             Event::Diff {
                 call_id,
                 change,
@@ -214,6 +165,77 @@ impl Wire for AcpWire {
                 }
             }
         }
+    }
+
+    /// Tells the editor the config options as they now stand.
+    fn notify_config_options(&self, state: &State) {
+        self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
+            current_options(state),
+        )));
+    }
+}
+
+/// The config options of a session as it now stands.
+pub fn current_options(state: &State) -> Vec<SessionConfigOption> {
+    config_options(
+        state.mode,
+        &state.model,
+        state.reasoning,
+        &offered_models(&state.model, &state.providers_with_keys),
+    )
+}
+
+#[async_trait::async_trait]
+impl Wire for AcpWire {
+    type Reply = Responder<PromptResponse>;
+    type Command = AcpCommand;
+
+    async fn started(&mut self, _reply: &Self::Reply) {
+        self.diffs.clear();
+        self.applied.clear();
+    }
+
+    async fn answer(&mut self, reply: Self::Reply, outcome: Outcome) {
+        let stop_reason = match outcome {
+            Ok(StopReason::EndTurn) => AcpStopReason::EndTurn,
+            Ok(StopReason::MaxTokens) => AcpStopReason::MaxTokens,
+            // ACP has no reason of its own for a spent budget; like the request cap, it is
+            // a limit the user set that ended the turn early.
+            Ok(StopReason::MaxTurns | StopReason::BudgetExceeded) => AcpStopReason::MaxTurnRequests,
+            Ok(StopReason::Refusal) => AcpStopReason::Refusal,
+            Ok(StopReason::Cancelled) => AcpStopReason::Cancelled,
+            Ok(StopReason::Error) => {
+                let _ = reply
+                    .respond_with_error(Error::new(ErrorCode::INTERNAL_ERROR, "the turn failed"));
+                return;
+            }
+            Err(failed) => {
+                let _ =
+                    reply.respond_with_error(Error::new(ErrorCode::INTERNAL_ERROR, failed.message));
+                return;
+            }
+        };
+        let _ = reply.respond(PromptResponse::new(stop_reason));
+    }
+
+    async fn say(&mut self, text: String) {
+        self.notify(agent_text(text));
+    }
+
+    async fn notice(&mut self, text: String) {
+        self.notify(agent_text(format!("_{text}_\n\n")));
+    }
+
+    async fn event(&mut self, event: &Event, state: &State) {
+        if let Event::Subagent { agent, event } = event {
+            if let Some(shown) = super::subagents::nested_event(agent, event) {
+                self.showing_agent = Some(agent.clone());
+                self.show(&shown, state);
+                self.showing_agent = None;
+            }
+            return;
+        }
+        self.show(event, state);
     }
 
     fn ask(&mut self, question: Question, answerer: Answerer<Self>) -> JoinHandle<()> {

@@ -74,6 +74,7 @@ pub fn event_update(event: &Event) -> Option<SessionUpdate> {
             request,
             total,
             context_window,
+            subagent: None,
         } => SessionUpdate::UsageUpdate(usage_update(model, request, total, *context_window)),
         Event::Compacted {
             messages_replaced, ..

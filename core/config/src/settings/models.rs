@@ -36,6 +36,21 @@ pub struct ModelEntrySettings {
     pub prices: Option<PriceSettings>,
 }
 
+/// What a role written as an object sets for its subagents besides its `model`; each
+/// only narrows what a subagent may do, so shared files may set them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RoleSettings {
+    /// `max_turns`: most model requests of each subagent.
+    pub max_turns: Option<u32>,
+    /// `isolation`: `"worktree"` to give each subagent a git worktree of its own.
+    pub isolation: Option<String>,
+    /// `context: "minimal"`: subagents get only the environment and the project's own
+    /// instruction files in their system prompt.
+    pub minimal_context: bool,
+    /// `max_budget_usd`: a spending cap for each subagent.
+    pub max_budget_usd: Option<f64>,
+}
+
 /// Everything about models and spending.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ModelConfig {
@@ -43,8 +58,10 @@ pub struct ModelConfig {
     pub models: BTreeMap<String, ModelEntrySettings>,
     /// `aliases`: a bare name → the model it stands for.
     pub aliases: BTreeMap<String, String>,
-    /// `roles`: `default`, `worker`, `explore` → a model name or alias.
+    /// `roles`: `default`, `worker`, `explore` → a model name or alias (a role's `model`).
     pub roles: BTreeMap<String, String>,
+    /// The rest of a role written as an object: its subagents' limits and context.
+    pub role_settings: BTreeMap<String, RoleSettings>,
     /// `max_budget_usd`: the lowest cap any file set.
     pub max_budget_usd: Option<f64>,
     /// `auto_compact_share`: `Some(None)` when a file turned automatic compaction off with
@@ -75,6 +92,8 @@ impl Layer<'_> {
                             self.notice(format!(
                                 "`roles.{role}` ignored: the roles are default, worker and explore"
                             ));
+                        } else if let Value::Object(fields) = model {
+                            self.role_object(role, fields, config);
                         } else if let Some(model) = self.string(&format!("roles.{role}"), model) {
                             config.roles.insert(role.clone(), model);
                         }
@@ -105,6 +124,46 @@ impl Layer<'_> {
             _ => return false,
         }
         true
+    }
+
+    /// A role written as an object: `model`, `max_turns`, `isolation`, `context`,
+    /// `max_budget_usd`; later files win field by field.
+    fn role_object(&mut self, role: &str, fields: &Map<String, Value>, config: &mut ModelConfig) {
+        let mut settings = config.role_settings.get(role).cloned().unwrap_or_default();
+        for (field, value) in fields {
+            let key = format!("roles.{role}.{field}");
+            match field.as_str() {
+                "model" => {
+                    if let Some(model) = self.string(&key, value) {
+                        config.roles.insert(role.to_string(), model);
+                    }
+                }
+                "max_turns" => match value.as_u64().and_then(|turns| u32::try_from(turns).ok()) {
+                    Some(turns) if turns > 0 => settings.max_turns = Some(turns),
+                    _ => self.wrong_type(&key, "a positive whole number", value),
+                },
+                "isolation" => match value.as_str() {
+                    Some("worktree") => settings.isolation = Some("worktree".into()),
+                    Some("none") => settings.isolation = None,
+                    _ => self.wrong_type(&key, "\"worktree\" or \"none\"", value),
+                },
+                "context" => match value.as_str() {
+                    Some("minimal") => settings.minimal_context = true,
+                    Some("full") => settings.minimal_context = false,
+                    _ => self.wrong_type(&key, "\"minimal\" or \"full\"", value),
+                },
+                "max_budget_usd" => match value.as_f64() {
+                    Some(cap) if cap > 0.0 && cap.is_finite() => {
+                        settings.max_budget_usd = Some(cap);
+                    }
+                    _ => self.wrong_type(&key, "a positive number of dollars", value),
+                },
+                other => self.notice(format!(
+                    "`roles.{role}.{other}` ignored: not a role setting"
+                )),
+            }
+        }
+        config.role_settings.insert(role.to_string(), settings);
     }
 
     fn models(&mut self, value: &Value, models: &mut BTreeMap<String, ModelEntrySettings>) {

@@ -65,6 +65,8 @@ pub fn context(cwd: &Path) -> ToolContext {
         files: Arc::new(DiskFiles),
         feedback: None,
         checkpoint: None,
+        call_id: String::new(),
+        agent: None,
     }
 }
 

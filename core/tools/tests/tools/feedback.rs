@@ -36,6 +36,8 @@ fn checked_context(dir: &Path, checker: &Arc<Checker>) -> ToolContext {
     ToolContext {
         feedback: Some(Arc::clone(checker) as Arc<dyn EditFeedback>),
         checkpoint: None,
+        call_id: String::new(),
+        agent: None,
         ..context(dir)
     }
 }

@@ -42,6 +42,8 @@ pub fn context_with(dir: &Path, limits: ToolLimits) -> ToolContext {
         files: Arc::new(DiskFiles),
         feedback: None,
         checkpoint: None,
+        call_id: String::new(),
+        agent: None,
     }
 }
 

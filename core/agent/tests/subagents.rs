@@ -1,0 +1,392 @@
+//! Subagents started by the `task` tool, against the fake model: children run in parallel
+//! and queue past the cap, come back with only their report, stop at their turn cap, the
+//! loop guard and their own budget, keep the parent's deny rules and ask its questions
+//! through the parent, run the model their definition names, and have every event
+//! forwarded labelled while their usage counts in the parent's totals.
+
+#[path = "support/fake_model.rs"]
+mod fake_model;
+#[path = "support/harness.rs"]
+mod harness;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use harness::{CLAUDE, Harness};
+use larik_protocol::{AgentLabel, Event, Op, PermissionDecision, StopReason, ToolCallStatus};
+use larik_subagents::{Definition, RoleSource, Roles, TaskTool, builtins, parse};
+use larik_testkit::{RecordedRequest, turn};
+use serde_json::json;
+
+/// Roles fixed for a test.
+struct FixedRoles(Roles);
+
+impl RoleSource for FixedRoles {
+    fn roles(&self) -> Roles {
+        self.0.clone()
+    }
+}
+
+/// The built-ins and the definitions `files` hold (file stem, text).
+fn definitions(files: &[(&str, &str)]) -> BTreeMap<String, Definition> {
+    let mut all: BTreeMap<String, Definition> = builtins()
+        .into_iter()
+        .map(|definition| (definition.name.clone(), definition))
+        .collect();
+    for (stem, text) in files {
+        let definition = parse(text, stem).expect("definition parses");
+        all.insert(definition.name.clone(), definition);
+    }
+    all
+}
+
+/// A harness whose agent has the `task` tool with `files`' definitions.
+async fn with_task_tool(
+    files: &[(&str, &str)],
+    configure: impl FnOnce(&mut larik_agent::AgentConfig),
+) -> Harness {
+    let tool = TaskTool::new(
+        definitions(files),
+        Arc::new(FixedRoles(Roles::default())),
+        1,
+    );
+    Harness::start(CLAUDE, &[("notes.txt", "a note\n")], move |config| {
+        config.tools.register(Arc::new(tool));
+        configure(config);
+    })
+    .await
+}
+
+fn task(description: &str, subagent_type: &str) -> serde_json::Value {
+    json!({
+        "description": description,
+        "prompt": format!("Please {description} and report."),
+        "subagent_type": subagent_type,
+    })
+}
+
+/// The children's events among `events`: each with its label.
+fn forwarded(events: &[Event]) -> Vec<(AgentLabel, Event)> {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            Event::Subagent { agent, event } => Some((agent.clone(), (**event).clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The request whose system prompt contains `needle`.
+fn requests_with_system(s: &Harness, needle: &str) -> Vec<RecordedRequest> {
+    s.chat_requests()
+        .into_iter()
+        .filter(|request| request.body["system"].to_string().contains(needle))
+        .collect()
+}
+
+fn tool_names(request: &RecordedRequest) -> Vec<String> {
+    request.body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|tool| tool["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn parallel_children_report_back_and_are_shown_labelled() {
+    let mut s = with_task_tool(&[], |_| {}).await;
+    s.server.enqueue(
+        turn()
+            .tool_call("t1", "task", task("find the notes", "explore"))
+            .tool_call("t2", "task", task("count the files", "explore"))
+            .usage(10, 5),
+    );
+    s.server.enqueue(turn().text("child report").usage(3, 2));
+    s.server.enqueue(turn().text("child report").usage(3, 2));
+    s.server.enqueue(turn().text("Both are done.").usage(10, 5));
+
+    let (events, stop) = s.prompt("Look around.").await;
+    assert_eq!(stop, StopReason::EndTurn);
+
+    let last = s.chat_requests().pop().expect("the parent's last request");
+    for call in ["t1", "t2"] {
+        assert_eq!(
+            last.tool_result_text(call).as_deref(),
+            Some("child report"),
+            "only the child's final text comes back"
+        );
+    }
+    let children = requests_with_system(&s, "read-only subagent");
+    assert_eq!(children.len(), 2, "each child made one request");
+    for child in &children {
+        let mut tools = tool_names(child);
+        tools.sort();
+        assert_eq!(tools, ["glob", "grep", "read"], "explore's tools, no task");
+        let messages = child.body["messages"].as_array().expect("messages");
+        assert_eq!(messages.len(), 1, "a fresh context: the prompt alone");
+        assert!(child.body["system"].to_string().contains("final message"));
+    }
+
+    let forwarded = forwarded(&events);
+    let labels: std::collections::BTreeSet<(String, String)> = forwarded
+        .iter()
+        .map(|(agent, _)| (agent.call_id.clone(), agent.label.clone()))
+        .collect();
+    assert_eq!(
+        labels.into_iter().collect::<Vec<_>>(),
+        [
+            ("t1".to_string(), "explore: find the notes".to_string()),
+            ("t2".to_string(), "explore: count the files".to_string())
+        ]
+    );
+    assert!(
+        forwarded
+            .iter()
+            .all(|(agent, _)| !agent.id.is_empty() && !agent.parent_id.is_empty())
+    );
+    let finished = forwarded
+        .iter()
+        .filter(|(_, event)| matches!(event, Event::TurnComplete { .. }))
+        .count();
+    assert_eq!(finished, 2);
+
+    // Their usage counts in the parent's turn and totals, priced per serving model.
+    let Some(Event::TurnComplete { usage, .. }) = events.last() else {
+        panic!("the turn ends with its completion");
+    };
+    assert_eq!(usage.input_tokens, 26);
+    assert_eq!(usage.output_tokens, 14);
+    let child_usage: Vec<_> = events
+        .iter()
+        .filter_map(|event| match event {
+            Event::Usage {
+                subagent: Some(agent),
+                request,
+                ..
+            } => Some((agent.clone(), request.input_tokens)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(child_usage.len(), 2, "{child_usage:?}");
+
+    // Each child keeps a transcript beside the session file.
+    let dir = larik_session::agents_dir(&s.session_file);
+    let transcripts = std::fs::read_dir(&dir).expect("agents dir").count();
+    assert_eq!(transcripts, 2);
+    s.server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn past_eight_running_children_the_next_waits_for_a_free_slot() {
+    let mut s = with_task_tool(&[], |_| {}).await;
+    let mut calls = turn();
+    for n in 0..9 {
+        calls = calls.tool_call(
+            format!("t{n}"),
+            "task",
+            task(&format!("look {n}"), "explore"),
+        );
+    }
+    s.server.enqueue(calls);
+    for _ in 0..9 {
+        s.server.enqueue(turn().text("seen"));
+    }
+    s.server.enqueue(turn().text("All nine are done."));
+
+    let (events, stop) = s.prompt("Look nine ways.").await;
+    assert_eq!(stop, StopReason::EndTurn);
+    let last = s.chat_requests().pop().expect("the parent's last request");
+    for n in 0..9 {
+        assert_eq!(
+            last.tool_result_text(&format!("t{n}")).as_deref(),
+            Some("seen"),
+            "no child fails for being one too many"
+        );
+    }
+    let forwarded = forwarded(&events);
+    let waiting = forwarded
+        .iter()
+        .find_map(|(agent, event)| match event {
+            Event::Notice { message } if message.contains("waiting") => Some(agent.call_id.clone()),
+            _ => None,
+        })
+        .expect("one child waits");
+    let started_at = forwarded
+        .iter()
+        .position(|(agent, event)| {
+            agent.call_id == waiting && matches!(event, Event::TurnStarted { .. })
+        })
+        .expect("the waiting child starts");
+    let one_finished_before = forwarded[..started_at].iter().any(|(agent, event)| {
+        agent.call_id != waiting && matches!(event, Event::TurnComplete { .. })
+    });
+    assert!(one_finished_before, "it starts only once another finished");
+    let running_before: std::collections::BTreeSet<&str> = forwarded[..started_at]
+        .iter()
+        .filter(|(_, event)| matches!(event, Event::TurnStarted { .. }))
+        .map(|(agent, _)| agent.call_id.as_str())
+        .collect();
+    assert_eq!(running_before.len(), 8, "eight ran before it");
+}
+
+const LOOKER: &str = "---\nname: looker\ndescription: Looks at files.\ntools: Glob, Read\nmaxTurns: 1\n---\nYou look.\n";
+
+#[tokio::test]
+async fn a_child_at_its_turn_cap_comes_back_as_an_error_with_its_last_message() {
+    let mut s = with_task_tool(&[("looker", LOOKER)], |_| {}).await;
+    s.server
+        .enqueue(turn().tool_call("t1", "task", task("look once", "looker")));
+    s.server
+        .enqueue(turn().text("Still looking at the notes.").tool_call(
+            "c1",
+            "glob",
+            json!({"pattern": "*.txt"}),
+        ));
+    s.server.enqueue(turn().text("The child stopped early."));
+
+    let (_, stop) = s.prompt("Look.").await;
+    assert_eq!(stop, StopReason::EndTurn);
+    let result = s
+        .chat_requests()
+        .pop()
+        .and_then(|request| request.tool_result_text("t1"))
+        .expect("the task's result");
+    assert!(result.contains("did not finish"), "{result}");
+    assert!(result.contains("Check the changes"), "{result}");
+    assert!(result.contains("Still looking at the notes."), "{result}");
+}
+
+#[tokio::test]
+async fn the_loop_guard_stops_a_child_that_repeats_itself() {
+    let mut s = with_task_tool(&[], |_| {}).await;
+    s.server
+        .enqueue(turn().tool_call("t1", "task", task("look in circles", "explore")));
+    for n in 0..4 {
+        s.server.enqueue(turn().text("Once more.").tool_call(
+            format!("c{n}"),
+            "glob",
+            json!({"pattern": "*.txt"}),
+        ));
+    }
+    s.server.enqueue(turn().text("It went in circles."));
+
+    let (_, stop) = s.prompt("Look.").await;
+    assert_eq!(stop, StopReason::EndTurn);
+    let result = s
+        .chat_requests()
+        .pop()
+        .and_then(|request| request.tool_result_text("t1"))
+        .expect("the task's result");
+    assert!(result.contains("same tool calls"), "{result}");
+    assert!(result.contains("Once more."), "{result}");
+}
+
+const FRUGAL: &str =
+    "---\nname: frugal\ndescription: Spends little.\nmaxBudgetUsd: 0.0001\n---\nYou save.\n";
+
+#[tokio::test]
+async fn a_child_stops_at_its_own_budget() {
+    let mut s = with_task_tool(&[("frugal", FRUGAL)], |_| {}).await;
+    s.server
+        .enqueue(turn().tool_call("t1", "task", task("spend", "frugal")));
+    s.server.enqueue(
+        turn()
+            .text("Spent a lot.")
+            .tool_call("c1", "glob", json!({"pattern": "*.txt"}))
+            .usage(100_000, 10_000),
+    );
+    s.server.enqueue(turn().text("Over budget."));
+
+    let (_, stop) = s.prompt("Spend.").await;
+    assert_eq!(stop, StopReason::EndTurn, "the parent goes on");
+    let result = s
+        .chat_requests()
+        .pop()
+        .and_then(|request| request.tool_result_text("t1"))
+        .expect("the task's result");
+    assert!(result.contains("its own $0.00 budget"), "{result}");
+}
+
+#[tokio::test]
+async fn deny_rules_hold_inside_a_child_and_its_questions_reach_the_user() {
+    let mut s = with_task_tool(&[], |config| {
+        config.rules.add_deny("Bash(rm:*)").expect("rule");
+    })
+    .await;
+    s.server
+        .enqueue(turn().tool_call("t1", "task", task("tidy up", "general-purpose")));
+    s.server.enqueue(
+        turn()
+            .tool_call("c1", "bash", json!({"command": "rm notes.txt"}))
+            .tool_call("c2", "bash", json!({"command": "echo asked > asked.txt"})),
+    );
+    s.server.enqueue(turn().text("Could not remove it."));
+    s.server.enqueue(turn().text("Done."));
+
+    s.send(Op::user_text("Tidy."));
+    let events = s
+        .until(|event| {
+            matches!(event, Event::Subagent { event, .. }
+                if matches!(**event, Event::PermissionRequest { .. }))
+        })
+        .await;
+    let Some(Event::Subagent { agent, event }) = events.last() else {
+        panic!("a child's question");
+    };
+    let Event::PermissionRequest {
+        request_id, input, ..
+    } = &**event
+    else {
+        panic!("a permission request");
+    };
+    assert_eq!(agent.label, "general-purpose: tidy up");
+    assert_eq!(input["command"], "echo asked > asked.txt");
+    let denied = forwarded(&events).into_iter().any(
+        |(_, event)| matches!(event, Event::PermissionDenied { call_id, .. } if call_id == "c1"),
+    );
+    assert!(denied, "the deny rule refused the child's call");
+    s.send(Op::PermissionReply {
+        request_id: request_id.clone(),
+        decision: PermissionDecision::AllowOnce,
+    });
+    let (events, stop) = s.turn_complete().await;
+    assert_eq!(stop, StopReason::EndTurn);
+    let ran = forwarded(&events).into_iter().any(|(_, event)| {
+        matches!(event, Event::ToolCallEnd { call_id, status: ToolCallStatus::Completed, .. } if call_id == "c2")
+    });
+    assert!(ran, "the answer reached the child");
+    assert!(s.path("notes.txt").exists(), "the denied call did not run");
+    assert!(s.path("asked.txt").exists(), "the allowed call ran");
+}
+
+const ON_GPT: &str =
+    "---\nname: gpt-helper\ndescription: Runs elsewhere.\nmodel: openai/gpt-5\n---\nYou help.\n";
+
+#[tokio::test]
+async fn a_definitions_model_is_the_one_its_child_runs() {
+    let mut s = with_task_tool(&[("gpt-helper", ON_GPT)], |_| {}).await;
+    s.server
+        .enqueue(turn().tool_call("t1", "task", task("help", "gpt-helper")));
+    s.server.enqueue(turn().text("Helped from GPT."));
+    s.server.enqueue(turn().text("Done."));
+
+    let (_, stop) = s.prompt("Get help.").await;
+    assert_eq!(stop, StopReason::EndTurn);
+    let requests = s.chat_requests();
+    let child = requests
+        .iter()
+        .find(|request| request.path.contains("/responses"))
+        .expect("the child asked OpenAI");
+    assert_eq!(child.body["model"], "gpt-5");
+    assert_eq!(
+        requests
+            .last()
+            .and_then(|request| request.tool_result_text("t1"))
+            .as_deref(),
+        Some("Helped from GPT.")
+    );
+}

@@ -1,0 +1,392 @@
+//! The `task` tool: the model delegates a self-contained task to a child agent.
+//!
+//! A call names a definition (`subagent_type`), says what to do (`prompt`) and gives a
+//! short `description`. The tool shapes the child from the definition and its role (its
+//! instructions, tools, model, turn cap, budget, mode), waits for a free slot, has the
+//! agent it runs in start the child, and forwards every event of the child labelled with
+//! it (`explore: find auth`) so front ends can nest them under the call; none of it enters
+//! the parent's conversation. Only the child's final message comes back, cut to the
+//! tool-output limit; a child stopped by a cap comes back as an error that tells the parent
+//! to check what it changed, with its last message. The tool changes nothing itself (every
+//! call inside the child is checked on its own), so it reports itself read-only and several
+//! calls of one response run as parallel children.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use larik_protocol::{AgentLabel, Event, Op, PermissionMode, StopReason, ToolKind, UserContent};
+use larik_tools::{
+    ChildAgent, ChildRequest, Tool, ToolChoice, ToolContext, ToolOutput, truncate_middle,
+};
+use serde_json::{Value, json};
+
+use crate::definitions::Definition;
+use crate::roles::{RoleSource, choose_model};
+use crate::slots::{MAX_RUNNING, Slots};
+
+/// The most model requests a child may make, whatever its role or definition says.
+pub const MAX_CHILD_TURNS: u32 = 100;
+
+/// The `task` tool of one session.
+pub struct TaskTool {
+    definitions: Arc<BTreeMap<String, Definition>>,
+    roles: Arc<dyn RoleSource>,
+    slots: Arc<Slots>,
+    /// How deep children may go: 1 lets only the main agent start them.
+    max_depth: u32,
+    description: String,
+}
+
+impl TaskTool {
+    /// The tool for a session with these definitions, reading roles from `roles`, whose
+    /// children may start children of their own down to `max_depth` (1: none).
+    pub fn new(
+        definitions: BTreeMap<String, Definition>,
+        roles: Arc<dyn RoleSource>,
+        max_depth: u32,
+    ) -> Self {
+        let mut description = String::from(
+            "Start a subagent: a separate agent with a fresh context that works on one task \
+             on its own and returns only its final report. Use it for broad searches, \
+             independent pieces of work, or anything that would fill your context with \
+             detail you do not need. The subagent sees nothing of this conversation, so the \
+             prompt must say everything it needs: the goal, what is known, where to look, \
+             and what to report. Several task calls in one response run at the same time. \
+             Check the subagent's changes before relying on them.\n\nAvailable subagent \
+             types:",
+        );
+        for definition in definitions.values() {
+            let _ = write!(
+                description,
+                "\n- {}: {}",
+                definition.name,
+                definition.description.replace('\n', " ")
+            );
+            if let Some(tools) = &definition.tools {
+                let _ = write!(description, " (tools: {})", tools.join(", "));
+            }
+        }
+        TaskTool {
+            definitions: Arc::new(definitions),
+            roles,
+            slots: Arc::default(),
+            max_depth: max_depth.max(1),
+            description,
+        }
+    }
+}
+
+/// A task call's input.
+struct TaskInput {
+    description: String,
+    prompt: String,
+    subagent_type: String,
+    model: Option<String>,
+}
+
+fn parse_input(input: &Value) -> Result<TaskInput, String> {
+    let text = |field: &str| {
+        input
+            .get(field)
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|text| !text.is_empty())
+            .map(str::to_string)
+    };
+    let prompt = text("prompt").ok_or("`prompt` is required: the whole task, self-contained")?;
+    Ok(TaskInput {
+        description: text("description").unwrap_or_else(|| {
+            prompt
+                .split_whitespace()
+                .take(5)
+                .collect::<Vec<_>>()
+                .join(" ")
+        }),
+        prompt,
+        subagent_type: text("subagent_type").unwrap_or_else(|| "general-purpose".into()),
+        model: text("model"),
+    })
+}
+
+/// The permission mode a definition names, if it names one.
+fn permission_mode(name: &str) -> Option<PermissionMode> {
+    PermissionMode::ALL
+        .into_iter()
+        .find(|mode| mode.as_str() == name)
+}
+
+#[async_trait::async_trait]
+impl Tool for TaskTool {
+    fn name(&self) -> &str {
+        "task"
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn input_schema(&self) -> Value {
+        let mut properties = json!({
+            "description": {
+                "type": "string",
+                "description": "A short (3-5 word) description of the task, shown to the user."
+            },
+            "prompt": {
+                "type": "string",
+                "description": "The complete task for the subagent, with everything it needs to know."
+            },
+            "subagent_type": {
+                "type": "string",
+                "enum": self.definitions.keys().collect::<Vec<_>>(),
+                "description": "Which kind of subagent to start."
+            }
+        });
+        if self.roles.roles().any_model() {
+            properties["model"] = json!({
+                "type": "string",
+                "description": "The model for the subagent: a role (`worker`, `explore`) or `provider/model`; leave out for the usual choice."
+            });
+        }
+        json!({
+            "type": "object",
+            "properties": properties,
+            "required": ["description", "prompt", "subagent_type"],
+            "additionalProperties": false
+        })
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Other
+    }
+
+    fn read_only(&self) -> bool {
+        true
+    }
+
+    fn delegates(&self) -> bool {
+        true
+    }
+
+    fn title(&self, input: &Value, _ctx: &ToolContext) -> String {
+        match parse_input(input) {
+            Ok(task) => format!("{}: {}", task.subagent_type, task.description),
+            Err(_) => "Subagent".into(),
+        }
+    }
+
+    async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
+        let task = match parse_input(&input) {
+            Ok(task) => task,
+            Err(message) => return ToolOutput::error(message),
+        };
+        let Some(definition) = self.definitions.get(&task.subagent_type) else {
+            return ToolOutput::error(format!(
+                "There is no subagent type `{}`. Available: {}.",
+                task.subagent_type,
+                self.definitions
+                    .keys()
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        };
+        let Some(parent) = ctx.agent.clone() else {
+            return ToolOutput::error("Subagents can only be started by an agent.");
+        };
+        let label = AgentLabel {
+            id: String::new(),
+            parent_id: parent.agent_id().to_string(),
+            call_id: ctx.call_id.clone(),
+            label: format!("{}: {}", definition.name, task.description),
+        };
+        let roles = self.roles.roles();
+        let role = roles.of(definition);
+        if definition.isolation.or(role.isolation).is_some() {
+            return ToolOutput::error(format!(
+                "The subagent `{}` asks for a git worktree of its own (isolation: worktree), \
+                 which Larik cannot make yet; it was not started, so nothing in the checkout \
+                 changed. Use another subagent type, or do the work yourself.",
+                definition.name
+            ));
+        }
+        let choice = choose_model(task.model.as_deref(), definition, &roles, parent.model());
+        let max_requests = definition
+            .max_turns
+            .or(role.max_turns)
+            .unwrap_or(MAX_CHILD_TURNS)
+            .min(MAX_CHILD_TURNS);
+        let mode = definition
+            .permission_mode
+            .as_deref()
+            .and_then(permission_mode);
+        let request = ChildRequest {
+            instructions: definition.prompt.clone(),
+            model: choice.model,
+            tools: ToolChoice {
+                only: definition.tools.clone(),
+                without: definition.disallowed_tools.clone(),
+            },
+            allow_nesting: parent.depth() + 1 < self.max_depth,
+            max_requests,
+            budget_usd: definition.max_budget_usd.or(role.max_budget_usd),
+            mode,
+            minimal_context: role.minimal_context,
+        };
+
+        let depth = parent.depth() + 1;
+        let slot = match self.slots.try_take(depth) {
+            Some(slot) => slot,
+            None => {
+                parent.forward(labelled(
+                    &label,
+                    Event::Notice {
+                        message: format!(
+                            "waiting: {MAX_RUNNING} subagents are running; this one starts when one finishes"
+                        ),
+                    },
+                ));
+                tokio::select! {
+                    slot = self.slots.take(depth) => slot,
+                    () = ctx.cancel.cancelled() => {
+                        return ToolOutput::error("Interrupted before the subagent started.");
+                    }
+                }
+            }
+        };
+        let child = match parent.spawn_child(request) {
+            Ok(child) => child,
+            Err(error) => {
+                return ToolOutput::error(format!("The subagent could not start: {error}"));
+            }
+        };
+        let label = AgentLabel {
+            id: child.id.clone(),
+            ..label
+        };
+        if let Some(notice) = choice.notice {
+            parent.forward(labelled(&label, Event::Notice { message: notice }));
+        }
+        let outcome = drive(child, &task.prompt, &label, parent.as_ref(), ctx).await;
+        drop(slot);
+        outcome.into_output(ctx.limits.output_chars)
+    }
+}
+
+/// `event` of the child `label` names, as the parent forwards it; a grandchild's event
+/// keeps its own label.
+fn labelled(label: &AgentLabel, event: Event) -> Event {
+    match event {
+        nested @ Event::Subagent { .. } => nested,
+        event => Event::Subagent {
+            agent: label.clone(),
+            event: Box::new(event),
+        },
+    }
+}
+
+/// How a child's turn ended.
+struct Outcome {
+    stop_reason: StopReason,
+    last_message: String,
+    errors: Vec<String>,
+    notices: Vec<String>,
+    transcript: String,
+}
+
+/// Gives the child its prompt and forwards its events until its turn ends (interrupting
+/// it when the parent's turn is), then stops it.
+async fn drive(
+    mut child: ChildAgent,
+    prompt: &str,
+    label: &AgentLabel,
+    parent: &dyn larik_tools::Delegator,
+    ctx: &ToolContext,
+) -> Outcome {
+    let mut outcome = Outcome {
+        stop_reason: StopReason::Error,
+        last_message: String::new(),
+        errors: Vec::new(),
+        notices: Vec::new(),
+        transcript: child.transcript.display().to_string(),
+    };
+    let _ = child.ops.send(Op::UserTurn {
+        content: vec![UserContent::Text {
+            text: prompt.to_string(),
+        }],
+    });
+    let mut interrupted = false;
+    loop {
+        let event = tokio::select! {
+            event = child.events.recv() => event,
+            () = ctx.cancel.cancelled(), if !interrupted => {
+                interrupted = true;
+                let _ = child.ops.send(Op::Interrupt);
+                continue;
+            }
+        };
+        let Some(event) = event else {
+            outcome
+                .errors
+                .push("the subagent stopped unexpectedly".into());
+            break;
+        };
+        match &event {
+            Event::TurnComplete {
+                stop_reason,
+                last_message,
+                ..
+            } => {
+                outcome.stop_reason = *stop_reason;
+                outcome.last_message = last_message.clone();
+                parent.forward(labelled(label, event));
+                break;
+            }
+            Event::Error { message, .. } => outcome.errors.push(message.clone()),
+            Event::Notice { message } => outcome.notices.push(message.clone()),
+            _ => {}
+        }
+        parent.forward(labelled(label, event));
+    }
+    let _ = child.ops.send(Op::Shutdown);
+    let _ = child.task.await;
+    outcome
+}
+
+impl Outcome {
+    /// What the parent's model gets.
+    fn into_output(self, max_chars: usize) -> ToolOutput {
+        let last = truncate_middle(self.last_message.trim(), max_chars);
+        let why = match self.stop_reason {
+            StopReason::EndTurn => return ToolOutput::text(last),
+            StopReason::Cancelled => {
+                return ToolOutput::error(format!(
+                    "The subagent was interrupted. Check the changes it made before relying on \
+                     them. Its last message:\n{last}"
+                ));
+            }
+            StopReason::MaxTurns => self
+                .notices
+                .last()
+                .cloned()
+                .unwrap_or_else(|| "it reached its cap of model requests".into()),
+            StopReason::BudgetExceeded => self
+                .notices
+                .last()
+                .cloned()
+                .unwrap_or_else(|| "its budget is spent".into()),
+            StopReason::MaxTokens => "its answer reached the output token limit".into(),
+            StopReason::Refusal => "the model refused".into(),
+            StopReason::Error => self
+                .errors
+                .last()
+                .cloned()
+                .unwrap_or_else(|| "it failed".into()),
+        };
+        ToolOutput::error(format!(
+            "The subagent did not finish ({why}). Check the changes it made before relying \
+             on them; its transcript is {}. Its last message:\n{last}",
+            self.transcript
+        ))
+    }
+}
