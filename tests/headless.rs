@@ -32,6 +32,8 @@ mod recording;
 mod sandbox;
 #[path = "support/sessions.rs"]
 mod sessions;
+#[path = "headless_cases/subagents.rs"]
+mod subagents;
 #[path = "headless_cases/trace.rs"]
 mod trace;
 #[path = "headless_cases/undo.rs"]

@@ -657,3 +657,85 @@ async fn acpx_runs_a_prompt_with_a_command() {
     );
     harness.server.assert_no_violations();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescript_sdk_sees_a_subagents_tool_calls_nested_and_labelled() {
+    let harness = Harness::new().await;
+    harness.server.enqueue(one_call(
+        "t1",
+        "task",
+        json!({
+            "description": "note the readme",
+            "prompt": "Read README.md and write its first word to word.txt.",
+            "subagent_type": "general-purpose",
+        }),
+    ));
+    harness.server.enqueue(
+        turn()
+            .tool_call("c1", "read", json!({"file_path": "README.md"}))
+            .usage(10, 1),
+    );
+    harness.server.enqueue(one_call(
+        "c2",
+        "write",
+        json!({"file_path": "word.txt", "content": "noted\n"}),
+    ));
+    harness.server.enqueue(answer("Wrote word.txt."));
+    harness.server.enqueue(answer("The subagent noted it."));
+    let log = harness
+        .drive(
+            Sdk::TypeScript,
+            json!({
+                "permissions": ["allow_once"],
+                "steps": [initialize(false), new_session(), prompt("p", "note the readme")],
+            }),
+        )
+        .await;
+    assert_eq!(log.response("p")["stopReason"], "end_turn");
+    assert!(log.agent_text().contains("The subagent noted it."));
+
+    let task = log.tool_call("t1");
+    assert_eq!(task["status"], "completed");
+    assert_eq!(task["rawOutput"], "Wrote word.txt.");
+
+    let nested: Vec<&Value> = log
+        .updates("tool_call")
+        .into_iter()
+        .filter(|call| call["_meta"]["larik"]["agent"]["parentToolCallId"] == "t1")
+        .collect();
+    assert_eq!(nested.len(), 2, "{nested:?}");
+    for call in &nested {
+        let agent = &call["_meta"]["larik"]["agent"];
+        assert_eq!(agent["label"], "general-purpose: note the readme");
+        let id = agent["id"].as_str().expect("agent id");
+        let call_id = call["toolCallId"].as_str().expect("call id");
+        assert!(call_id.starts_with(&format!("{id}/")), "{call_id}");
+        assert!(
+            call["title"]
+                .as_str()
+                .is_some_and(|title| title.starts_with("general-purpose: note the readme › ")),
+            "{call}"
+        );
+    }
+    let read_id = nested[0]["toolCallId"].as_str().expect("id");
+    assert_eq!(log.tool_call(read_id)["status"], "completed");
+
+    // The child's write was asked about like any other call, labelled.
+    let asked = log.requests("session/request_permission");
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(
+        asked[0]["toolCall"]["toolCallId"], nested[1]["toolCallId"],
+        "the question names the child's call"
+    );
+    assert!(
+        asked[0]["toolCall"]["title"]
+            .as_str()
+            .is_some_and(|title| title.starts_with("general-purpose: note the readme › ")),
+        "{}",
+        asked[0]
+    );
+    assert_eq!(
+        std::fs::read_to_string(harness.cwd().join("word.txt")).expect("written"),
+        "noted\n"
+    );
+}

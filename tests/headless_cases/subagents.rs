@@ -1,0 +1,87 @@
+//! Subagents through `larik -p`: definitions from the user's and the project's folders
+//! override each other by precedence, a malformed one is reported and the rest still work,
+//! and stream-json carries the child's events labelled.
+
+use larik_testkit::turn;
+use serde_json::{Value, json};
+
+use super::{Harness, stderr, stdout};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn project_definitions_win_a_broken_one_is_reported_and_events_are_labelled() {
+    let harness = Harness::new().await;
+    let definition = |body: &str| {
+        format!("---\nname: helper\ndescription: Helps out.\ntools: Read\n---\n{body}\n")
+    };
+    harness.write_config(
+        harness.data.path().join(".claude/agents/helper.md"),
+        &definition("PERSONAL BODY"),
+    );
+    harness.write_config(
+        harness.config_dir().join("agents/helper.md"),
+        &definition("LARIK PERSONAL BODY"),
+    );
+    harness.write_config(
+        harness.cwd().join(".claude/agents/helper.md"),
+        &definition("PROJECT BODY"),
+    );
+    harness.write_config(
+        harness.cwd().join(".larik/agents/broken.md"),
+        "no frontmatter here\n",
+    );
+    harness.server.enqueue(turn().tool_call(
+        "t1",
+        "task",
+        json!({"description": "check", "prompt": "Read README.md.", "subagent_type": "helper"}),
+    ));
+    harness
+        .server
+        .enqueue(turn().tool_call("c1", "read", json!({"file_path": "README.md"})));
+    harness.server.enqueue(turn().text("It is a demo."));
+    harness
+        .server
+        .enqueue(turn().text("The helper says it is a demo."));
+
+    let output = harness
+        .run(&["-p", "ask the helper", "--output-format", "stream-json"])
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let all = format!("{}{}", stdout(&output), stderr(&output));
+    assert!(all.contains("broken.md"), "the broken file is named: {all}");
+
+    let requests = harness.server.requests();
+    let child = requests
+        .iter()
+        .find(|request| request.body["system"].to_string().contains("BODY"))
+        .expect("the child's request");
+    let system = child.body["system"].to_string();
+    assert!(system.contains("PROJECT BODY"), "{system}");
+    assert!(!system.contains("PERSONAL BODY"), "{system}");
+
+    let lines: Vec<Value> = stdout(&output)
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect();
+    let forwarded: Vec<&Value> = lines
+        .iter()
+        .filter(|line| line["type"] == "subagent")
+        .collect();
+    assert!(
+        forwarded
+            .iter()
+            .all(|line| line["agent"]["label"] == "helper: check"
+                && line["agent"]["call_id"] == "t1"),
+        "{forwarded:?}"
+    );
+    assert!(
+        forwarded.iter().any(
+            |line| line["event"]["type"] == "tool_call_end" && line["event"]["call_id"] == "c1"
+        ),
+        "the child's read is shown: {forwarded:?}"
+    );
+    let result = lines
+        .iter()
+        .find(|line| line["type"] == "tool_call_end" && line["call_id"] == "t1")
+        .expect("the task's end");
+    assert_eq!(result["output"], "It is a demo.");
+}
