@@ -37,6 +37,8 @@ pub enum Builtin {
     /// `/mcp [approve|login|logout NAME]`: the MCP servers and their state, the approval
     /// of a shared one, or the login of a remote one.
     Mcp,
+    /// `/tasks [stop ID…|all]`: the background tasks, after stopping those named.
+    Tasks,
 }
 
 /// A command the registry knows.
@@ -287,6 +289,12 @@ fn builtin() -> Vec<CommandSpec> {
             Some("approve|login|logout NAME (optional)"),
             Builtin::Mcp,
         ),
+        CommandSpec::builtin(
+            "tasks",
+            "List the background tasks, or stop some of them",
+            Some("stop ID…|all (optional)"),
+            Builtin::Tasks,
+        ),
     ]
 }
 
@@ -336,7 +344,7 @@ mod tests {
             names,
             [
                 "compact", "model", "mode", "cost", "undo", "clear", "fork", "rewind", "resume",
-                "context", "config", "mcp"
+                "context", "config", "mcp", "tasks"
             ]
         );
     }
@@ -358,6 +366,6 @@ mod tests {
             commands.parse("/explain the tests"),
             prompt("Explain this project.\n\nthe tests")
         );
-        assert_eq!(commands.advertised().len(), 14);
+        assert_eq!(commands.advertised().len(), 15);
     }
 }

@@ -136,6 +136,9 @@ pub async fn run(args: Cli, extensions: Vec<Arc<dyn Extension>>) -> Result<ExitC
     let mut printer = Printer::new(args.output_format, args.verbose);
     let mut signals = Signals::new()
         .map_err(|error| SetupError::internal(format!("cannot watch signals: {error}")))?;
+    // Background tasks whose reports have not reached the model: the run ends only once
+    // every one has been delivered and the turn that took it has ended.
+    let mut undelivered = std::collections::BTreeSet::new();
     loop {
         let event = tokio::select! {
             event = agent.events.recv() => event,
@@ -150,8 +153,20 @@ pub async fn run(args: Cli, extensions: Vec<Arc<dyn Extension>>) -> Result<ExitC
             }
         };
         let Some(event) = event else { break };
-        if let Event::TurnComplete { .. } | Event::Undone { .. } | Event::Context { .. } = &event {
-            let _ = agent.ops.send(Op::Shutdown);
+        if let Event::BackgroundTask { task } = &event {
+            if task.delivered {
+                undelivered.remove(&task.id);
+            } else {
+                undelivered.insert(task.id.clone());
+            }
+        }
+        let waits_for_tasks = !undelivered.is_empty() && signals.count == 0;
+        match &event {
+            Event::TurnComplete { .. } if waits_for_tasks => {}
+            Event::TurnComplete { .. } | Event::Undone { .. } | Event::Context { .. } => {
+                let _ = agent.ops.send(Op::Shutdown);
+            }
+            _ => {}
         }
         if !printer.event(event) {
             // Nobody reads the output any more (a closed pipe): stop the turn cleanly.

@@ -273,6 +273,7 @@ pub fn spawn<W: Wire>(
         expansions: 0,
         login: None,
         elicitations: Vec::new(),
+        task_turn: false,
     };
     task.reopen.process.mcp.set_asker(
         &task.state.session_id,
@@ -306,6 +307,7 @@ enum Until {
     ModelSwitched,
     Undone,
     ContextDescribed,
+    TasksListed,
 }
 
 /// What the task's select loop got.
@@ -340,6 +342,9 @@ struct Task<W: Wire> {
     login: Option<tokio::task::AbortHandle>,
     /// MCP servers' questions put to the editor, withdrawn by a cancel.
     elicitations: Vec<JoinHandle<()>>,
+    /// Whether the agent runs a turn it started itself to deliver background tasks'
+    /// reports; its end is not the end of a prompt.
+    task_turn: bool,
 }
 
 impl<W: Wire> Task<W> {
@@ -463,6 +468,10 @@ impl<W: Wire> Task<W> {
                 Work::Context => {
                     self.state.send(Op::DescribeContext);
                     Until::ContextDescribed
+                }
+                Work::Tasks(stop) => {
+                    self.state.send(Op::Tasks { stop });
+                    Until::TasksListed
                 }
                 Work::Move(destination) => {
                     self.move_to(destination, reply).await;
@@ -658,8 +667,11 @@ impl<W: Wire> Task<W> {
                     input,
                     options,
                 };
-                self.ask_permission(request_id, question);
+                self.ask_permission(request_id, question, false);
             }
+            Event::TurnStarted {
+                for_tasks: true, ..
+            } => self.task_turn = true,
             Event::Subagent { agent, event } => {
                 // A subagent's question reaches the user like any other, labelled.
                 if let Event::PermissionRequest {
@@ -678,7 +690,7 @@ impl<W: Wire> Task<W> {
                         input,
                         options,
                     };
-                    self.ask_permission(request_id, question);
+                    self.ask_permission(request_id, question, true);
                 }
             }
             Event::ModelChanged { model } => {
@@ -699,10 +711,15 @@ impl<W: Wire> Task<W> {
             }
             Event::Error { message, .. } => self.last_error = Some(message),
             Event::Undone { .. } => self.finish_if(Until::Undone).await,
+            Event::Tasks { tasks } if self.running_until(Until::TasksListed) => {
+                self.wire.say(crate::control::tasks_text(&tasks)).await;
+                self.finish(StopReason::EndTurn).await;
+            }
             Event::Context { report } if self.running_until(Until::ContextDescribed) => {
                 self.wire.say(crate::control::context_text(&report)).await;
                 self.finish(StopReason::EndTurn).await;
             }
+            Event::TurnComplete { .. } if self.task_turn => self.task_turn = false,
             Event::TurnComplete { stop_reason, .. } => {
                 for (_, question) in self.questions.drain() {
                     question.abort();
@@ -717,13 +734,15 @@ impl<W: Wire> Task<W> {
     }
 
     /// Puts a permission question to the user, unless the prompt it belongs to was
-    /// cancelled.
-    fn ask_permission(&mut self, request_id: String, question: Question) {
-        if self
-            .running
-            .as_ref()
-            .is_none_or(|running| running.cancelled)
-        {
+    /// cancelled. The agent's own questions belong to a prompt or to a turn delivering
+    /// background tasks' reports; a subagent's may come from a background task, with no
+    /// prompt running.
+    fn ask_permission(&mut self, request_id: String, question: Question, from_subagent: bool) {
+        let cancelled = match &self.running {
+            Some(running) => running.cancelled,
+            None => !self.task_turn && !from_subagent,
+        };
+        if cancelled {
             // Asked before the agent saw the cancel: the editor must not get a question
             // for a prompt it has already cancelled.
             self.state.send(Op::PermissionReply {

@@ -85,3 +85,56 @@ async fn project_definitions_win_a_broken_one_is_reported_and_events_are_labelle
         .expect("the task's end");
     assert_eq!(result["output"], "It is a demo.");
 }
+
+fn from_child(request: &larik_testkit::RecordedRequest) -> bool {
+    request.body["system"]
+        .to_string()
+        .contains("You are a subagent")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_headless_run_waits_for_its_background_task_and_answers_with_it() {
+    let harness = Harness::new().await;
+    harness.server.enqueue_matching(
+        |request| !from_child(request),
+        turn().tool_call(
+            "t1",
+            "task",
+            json!({
+                "description": "read later",
+                "prompt": "Read README.md and say what it is.",
+                "subagent_type": "explore",
+                "run_in_background": true,
+            }),
+        ),
+    );
+    harness.server.enqueue_matching(
+        |request| !from_child(request),
+        turn().text("Started; waiting for it."),
+    );
+    harness
+        .server
+        .enqueue_matching(from_child, turn().text("A demo project."));
+    harness.server.enqueue_matching(
+        |request| !from_child(request),
+        turn().text("The background task says: a demo project."),
+    );
+
+    let output = harness
+        .run(&["-p", "look in the background", "--output-format", "json"])
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let result: Value = serde_json::from_str(stdout(&output).trim()).expect("one JSON result");
+    assert_eq!(
+        result["result"], "The background task says: a demo project.",
+        "the run ends with the turn that took the report: {result}"
+    );
+    let last = harness.server.requests().pop().expect("requests");
+    assert!(
+        last.body["messages"]
+            .to_string()
+            .contains("A demo project."),
+        "{}",
+        last.body
+    );
+}

@@ -20,8 +20,12 @@ use larik_protocol::sync::locked;
 use larik_protocol::{Event, PermissionMode, Usage};
 use larik_providers::split_model_name;
 use larik_session::{SessionMeta, SessionWriter};
-use larik_tools::{ChildAgent, ChildRequest, Delegator, SpawnError};
+use larik_tools::{BackgroundWork, ChildAgent, ChildRequest, Delegator, SpawnError, TaskResult};
+use std::time::Duration;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::background::BackgroundTasks;
 
 use crate::runner::{EventSink, Runner, Shared};
 use crate::{AgentConfig, Budget, SessionState, prompt};
@@ -63,6 +67,7 @@ pub(crate) struct Spawner {
     pub(crate) events: EventSink,
     pub(crate) lineage: Lineage,
     pub(crate) checkpoint: Option<Arc<dyn larik_tools::Checkpoint>>,
+    pub(crate) background: Arc<BackgroundTasks>,
 }
 
 impl std::fmt::Debug for Spawner {
@@ -84,6 +89,7 @@ fn strictness(mode: PermissionMode) -> u8 {
     }
 }
 
+#[async_trait::async_trait]
 impl Delegator for Spawner {
     fn agent_id(&self) -> &str {
         &self.lineage.id
@@ -99,6 +105,28 @@ impl Delegator for Spawner {
 
     fn forward(&self, event: Event) {
         self.events.emit(event);
+    }
+
+    fn start_background(
+        &self,
+        label: String,
+        stop: CancellationToken,
+        work: BackgroundWork,
+    ) -> String {
+        self.background.start(label, stop, work)
+    }
+
+    async fn wait_background(
+        &self,
+        ids: &[String],
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Vec<TaskResult> {
+        self.background.wait(ids, timeout, cancel).await
+    }
+
+    async fn stop_background(&self, ids: &[String]) -> Vec<TaskResult> {
+        self.background.stop(ids).await
     }
 
     fn spawn_child(&self, request: ChildRequest) -> Result<ChildAgent, SpawnError> {
@@ -271,6 +299,7 @@ impl Runner {
             events: self.events.clone(),
             lineage: self.lineage.clone(),
             checkpoint: self.checkpoint.clone(),
+            background: Arc::clone(&self.background),
         }
     }
 }

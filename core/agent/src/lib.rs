@@ -7,6 +7,7 @@
 //! the request cap or the loop guard ends it, or an interrupt cancels it. Every message is
 //! appended to the session file as it is made, so a crash loses nothing written before.
 
+mod background;
 mod budget;
 mod calls;
 mod children;

@@ -128,6 +128,11 @@ pub(crate) struct Runner {
     pub(crate) parent: Option<Arc<Shared>>,
     /// For a child: the parent's running turn's checkpoint, used for all its turns.
     pub(crate) fixed_checkpoint: Option<Arc<dyn larik_tools::Checkpoint>>,
+    /// The subagents it runs in the background.
+    pub(crate) background: Arc<crate::background::BackgroundTasks>,
+    /// Whether the turn about to run is one the agent starts itself to deliver background
+    /// tasks' reports.
+    pub(crate) delivering_tasks: bool,
 }
 
 impl Runner {
@@ -147,6 +152,10 @@ impl Runner {
             .iter()
             .filter(|message| message.is_prompt())
             .count() as u32;
+        let events = EventSink {
+            events,
+            log: config.trace.as_ref().map(|trace| Arc::clone(&trace.events)),
+        };
         let lineage = crate::children::Lineage {
             id: session.writer.id().to_string(),
             depth: 0,
@@ -169,10 +178,9 @@ impl Runner {
             lineage,
             parent: None,
             fixed_checkpoint: None,
-            events: EventSink {
-                events,
-                log: config.trace.as_ref().map(|trace| Arc::clone(&trace.events)),
-            },
+            background: crate::background::BackgroundTasks::new(events.clone()),
+            delivering_tasks: false,
+            events,
             next_request_id: 0,
             reads: Arc::default(),
             checkpoint: None,
@@ -202,6 +210,7 @@ impl Runner {
             open: true,
             shared: Arc::clone(&self.shared),
             events: self.events.clone(),
+            background: Arc::clone(&self.background),
         };
         loop {
             if !inbox.open {
@@ -210,10 +219,26 @@ impl Runner {
             }
             let op = match inbox.queued.pop_front() {
                 Some(op) => op,
-                None => match inbox.ops.recv().await {
-                    Some(op) => op,
-                    None => break,
-                },
+                None => {
+                    let mut finished = self.background.subscribe();
+                    if self.background.has_undelivered() {
+                        // Idle with reports waiting: a turn of their own delivers them.
+                        self.delivering_tasks = true;
+                        Op::UserTurn {
+                            content: vec![larik_protocol::UserContent::Text {
+                                text: TASK_RESULTS_ARRIVED.into(),
+                            }],
+                        }
+                    } else {
+                        tokio::select! {
+                            op = inbox.ops.recv() => match op {
+                                Some(op) => op,
+                                None => break,
+                            },
+                            _ = finished.changed() => continue,
+                        }
+                    }
+                }
             };
             match op {
                 Op::UserTurn { content } => {
@@ -248,6 +273,7 @@ impl Runner {
                     inbox.drive(describe, &cancel).await;
                 }
                 Op::Interrupt => {}
+                Op::Tasks { stop } => inbox.tasks(&stop),
                 Op::PermissionReply {
                     request_id,
                     decision,
@@ -263,6 +289,7 @@ impl Runner {
                 Op::Shutdown => break,
             }
         }
+        self.background.stop_all();
     }
 
     fn switch_model(&mut self, model: String) {
@@ -404,6 +431,11 @@ impl Runner {
     }
 }
 
+/// The prompt of a turn that delivers background tasks' reports to an idle agent (the
+/// reports come before it).
+const TASK_RESULTS_ARRIVED: &str =
+    "Background task results arrived (above). Continue with them where your work needs them.";
+
 /// The ops waiting to be handled, and whether more can arrive.
 struct Inbox {
     ops: mpsc::UnboundedReceiver<Op>,
@@ -411,9 +443,18 @@ struct Inbox {
     open: bool,
     shared: Arc<Shared>,
     events: EventSink,
+    background: Arc<crate::background::BackgroundTasks>,
 }
 
 impl Inbox {
+    /// `/tasks`: stops the tasks named (without waiting) and lists them all.
+    fn tasks(&self, stop: &[String]) {
+        self.background.request_stop(stop);
+        self.events.emit(Event::Tasks {
+            tasks: self.background.list(),
+        });
+    }
+
     /// Switches the permission mode, effective for the next call, and says so.
     fn set_mode(&self, mode: PermissionMode) {
         self.shared.set_mode(mode);
@@ -438,6 +479,7 @@ impl Inbox {
                         }
                     }
                     Some(Op::SetMode { mode }) => self.set_mode(mode),
+                    Some(Op::Tasks { stop }) => self.tasks(&stop),
                     Some(Op::Shutdown) => {
                         // Stop now: a turn waiting for a permission reply would otherwise
                         // never end.

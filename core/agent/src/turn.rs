@@ -37,6 +37,7 @@ impl Runner {
         self.turn_number += 1;
         self.events.emit(Event::TurnStarted {
             turn: self.turn_number,
+            for_tasks: std::mem::take(&mut self.delivering_tasks),
         });
         let Some(content) = self.prompt_hooks(content).await else {
             // Blocked: the prompt never reaches the model or the session file.
@@ -55,13 +56,17 @@ impl Runner {
             .map(|note| Block::Text {
                 text: format!("<note from=\"larik\">{note}</note>"),
             });
+        let reports = self.task_notifications();
         self.record(Message {
             role: Role::User,
-            content: notes.chain(content.into_iter().map(user_block)).collect(),
+            content: notes
+                .chain(reports)
+                .chain(content.into_iter().map(user_block))
+                .collect(),
             model: None,
         });
 
-        let mut turn_usage = Usage::default();
+        let mut turn_usage = self.take_child_usage();
         let mut requests = 0u32;
         let mut answers = 0u32;
         let mut guard = LoopGuard::default();
@@ -181,8 +186,9 @@ impl Runner {
             }
             continued = 0;
 
-            let results = self.run_calls(&calls, &cancel).await;
+            let mut results = self.run_calls(&calls, &cancel).await;
             turn_usage.add(&self.take_child_usage());
+            results.extend(self.task_notifications());
             let repeated = guard.observe(&calls, &results);
             self.record(Message {
                 role: Role::User,
@@ -203,6 +209,14 @@ impl Runner {
         };
 
         self.complete_turn(stop_reason, requests, last_message, turn_usage);
+    }
+
+    /// Background tasks' reports not yet delivered, as text for the next request.
+    fn task_notifications(&self) -> impl Iterator<Item = Block> + use<> {
+        self.background
+            .take_notifications()
+            .into_iter()
+            .map(|text| Block::Text { text })
     }
 
     /// Runs the hooks before a prompt; `None` when one blocks it (and says why), else the

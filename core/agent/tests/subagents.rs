@@ -14,7 +14,9 @@ use std::sync::Arc;
 
 use harness::{CLAUDE, Harness};
 use larik_protocol::{AgentLabel, Event, Op, PermissionDecision, StopReason, ToolCallStatus};
-use larik_subagents::{Definition, RoleSource, Roles, TaskTool, builtins, parse};
+use larik_subagents::{
+    Definition, RoleSource, Roles, TaskStopTool, TaskTool, TaskWaitTool, builtins, parse,
+};
 use larik_testkit::{RecordedRequest, turn};
 use serde_json::json;
 
@@ -52,6 +54,8 @@ async fn with_task_tool(
     );
     Harness::start(CLAUDE, &[("notes.txt", "a note\n")], move |config| {
         config.tools.register(Arc::new(tool));
+        config.tools.register(Arc::new(TaskWaitTool));
+        config.tools.register(Arc::new(TaskStopTool));
         configure(config);
     })
     .await
@@ -388,5 +392,244 @@ async fn a_definitions_model_is_the_one_its_child_runs() {
             .and_then(|request| request.tool_result_text("t1"))
             .as_deref(),
         Some("Helped from GPT.")
+    );
+}
+
+/// Whether `request` is a subagent's (its system prompt says so).
+fn from_child(request: &RecordedRequest) -> bool {
+    request.body["system"]
+        .to_string()
+        .contains("You are a subagent")
+}
+
+fn from_parent(request: &RecordedRequest) -> bool {
+    !from_child(request)
+}
+
+fn background(description: &str) -> serde_json::Value {
+    let mut input = task(description, "explore");
+    input["run_in_background"] = json!(true);
+    input
+}
+
+/// The background task events among `events`: (id, state, delivered).
+fn task_events(events: &[Event]) -> Vec<(String, larik_protocol::TaskState, bool)> {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            Event::BackgroundTask { task } => Some((task.id.clone(), task.state, task.delivered)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn started_for_tasks(events: &[Event]) -> bool {
+    events.iter().any(|event| {
+        matches!(
+            event,
+            Event::TurnStarted {
+                for_tasks: true,
+                ..
+            }
+        )
+    })
+}
+
+#[tokio::test]
+async fn a_background_task_that_finishes_while_the_parent_is_idle_starts_a_turn() {
+    use larik_protocol::TaskState;
+    let mut s = with_task_tool(&[], |_| {}).await;
+    s.server.enqueue_matching(
+        from_parent,
+        turn().tool_call("t1", "task", background("look later")),
+    );
+    s.server
+        .enqueue_matching(from_parent, turn().text("Started it."));
+    s.server
+        .enqueue_matching(from_child, turn().text("Background report."));
+    s.server
+        .enqueue_matching(from_parent, turn().text("Got the report."));
+
+    let (mut events, stop) = s.prompt("Start it in the background.").await;
+    assert_eq!(stop, StopReason::EndTurn);
+    assert!(!started_for_tasks(&events));
+    let started = s
+        .chat_requests()
+        .into_iter()
+        .filter(from_parent)
+        .find_map(|request| request.tool_result_text("t1"))
+        .expect("the task's result");
+    assert!(
+        started.contains("Started background task bg-1"),
+        "{started}"
+    );
+
+    let (delivery, stop) = s.turn_complete().await;
+    assert_eq!(stop, StopReason::EndTurn);
+    assert!(
+        started_for_tasks(&delivery),
+        "the idle agent started a turn"
+    );
+    events.extend(delivery);
+    let last = s.chat_requests().pop().expect("the delivery's request");
+    let text = last.body["messages"].to_string();
+    assert!(
+        text.contains("<task-notification id=\\\"bg-1\\\"")
+            && text.contains("Background report.")
+            && text.contains("Background task results arrived"),
+        "{text}"
+    );
+    let states = task_events(&events);
+    assert_eq!(
+        states,
+        [
+            ("bg-1".to_string(), TaskState::Running, false),
+            ("bg-1".to_string(), TaskState::Completed, false),
+            ("bg-1".to_string(), TaskState::Completed, true),
+        ]
+    );
+    s.server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn a_report_that_arrives_mid_turn_goes_with_the_next_request() {
+    use larik_protocol::TaskState;
+    let mut s = with_task_tool(&[], |_| {}).await;
+    s.server.enqueue_matching(
+        from_parent,
+        turn().tool_call("t1", "task", background("look meanwhile")),
+    );
+    let gate = s.server.enqueue_held(
+        from_parent,
+        turn().tool_call("g1", "glob", json!({"pattern": "*.txt"})),
+    );
+    s.server
+        .enqueue_matching(from_child, turn().text("Meanwhile report."));
+    s.server
+        .enqueue_matching(from_parent, turn().text("Both done."));
+
+    s.send(Op::user_text("Go."));
+    let mut events = s
+        .until(|event| {
+            matches!(event, Event::BackgroundTask { task } if task.state == TaskState::Completed)
+        })
+        .await;
+    gate.open();
+    let (rest, stop) = s.turn_complete().await;
+    assert_eq!(stop, StopReason::EndTurn);
+    events.extend(rest);
+    assert!(!started_for_tasks(&events), "delivered within the turn");
+    let last = s.chat_requests().pop().expect("the last request");
+    let messages = last.body["messages"].as_array().expect("messages");
+    let newest = messages.last().expect("a message").to_string();
+    assert!(
+        newest.contains("g1") && newest.contains("Meanwhile report."),
+        "the report is appended to the tool results: {newest}"
+    );
+    assert!(task_events(&events).contains(&("bg-1".to_string(), TaskState::Completed, true)));
+}
+
+#[tokio::test]
+async fn task_wait_returns_a_report_once_and_task_stop_stops_a_task() {
+    use larik_protocol::TaskState;
+    let mut s = with_task_tool(&[], |_| {}).await;
+    s.server.enqueue_matching(
+        from_parent,
+        turn()
+            .tool_call("t1", "task", background("wait for me"))
+            .tool_call("t2", "task", background("never finish")),
+    );
+    s.server.enqueue_matching(
+        from_parent,
+        turn().tool_call("w1", "task_wait", json!({"task_ids": ["bg-1"]})),
+    );
+    let asked = |words: &'static str| {
+        move |request: &RecordedRequest| {
+            from_child(request) && request.body["messages"].to_string().contains(words)
+        }
+    };
+    s.server
+        .enqueue_matching(asked("wait for me"), turn().text("Waited-for report."));
+    let held = s
+        .server
+        .enqueue_held(asked("never finish"), turn().text("Too late."));
+    s.server.enqueue_matching(
+        from_parent,
+        turn().tool_call("s1", "task_stop", json!({"task_ids": ["bg-2"]})),
+    );
+    s.server
+        .enqueue_matching(from_parent, turn().text("One waited for, one stopped."));
+
+    let (events, stop) = s.prompt("Two tasks.").await;
+    assert_eq!(stop, StopReason::EndTurn);
+    held.open();
+    let requests = s.chat_requests();
+    let waited = requests
+        .iter()
+        .find_map(|request| request.tool_result_text("w1"))
+        .expect("task_wait's result");
+    assert!(
+        waited.contains("bg-1") && waited.contains("completed"),
+        "{waited}"
+    );
+    assert!(waited.contains("Waited-for report."), "{waited}");
+    let stopped = requests
+        .iter()
+        .find_map(|request| request.tool_result_text("s1"))
+        .expect("task_stop's result");
+    assert!(
+        stopped.contains("bg-2") && stopped.contains("stopped"),
+        "{stopped}"
+    );
+    let notified = requests
+        .iter()
+        .filter(|request| {
+            request.body["messages"]
+                .to_string()
+                .contains("task-notification")
+        })
+        .count();
+    assert_eq!(
+        notified, 0,
+        "reports returned by the tools are not notified again"
+    );
+    let states = task_events(&events);
+    assert!(states.contains(&("bg-1".to_string(), TaskState::Completed, true)));
+    assert!(states.contains(&("bg-2".to_string(), TaskState::Stopped, true)));
+}
+
+#[tokio::test]
+async fn background_tasks_outlive_an_interrupted_turn() {
+    let mut s = with_task_tool(&[], |_| {}).await;
+    s.server.enqueue_matching(
+        from_parent,
+        turn().tool_call("t1", "task", background("keep going")),
+    );
+    let held = s
+        .server
+        .enqueue_held(from_parent, turn().text("Never sent."));
+    s.server
+        .enqueue_matching(from_child, turn().text("Survived the interrupt."));
+    s.server
+        .enqueue_matching(from_parent, turn().text("Delivered after the interrupt."));
+
+    s.send(Op::user_text("Start and wait."));
+    s.until(|event| matches!(event, Event::BackgroundTask { .. }))
+        .await;
+    s.server.wait_for_requests(3).await;
+    s.send(Op::Interrupt);
+    let (_, stop) = s.turn_complete().await;
+    assert_eq!(stop, StopReason::Cancelled);
+    let (delivery, stop) = s.turn_complete().await;
+    held.open();
+    assert_eq!(stop, StopReason::EndTurn);
+    assert!(started_for_tasks(&delivery));
+    let last = s.chat_requests().pop().expect("the delivery's request");
+    assert!(
+        last.body["messages"]
+            .to_string()
+            .contains("Survived the interrupt."),
+        "{}",
+        last.body
     );
 }

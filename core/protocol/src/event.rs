@@ -24,6 +24,45 @@ pub struct AgentLabel {
     pub label: String,
 }
 
+/// A background task as front ends see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskInfo {
+    /// Its id, `bg-N`.
+    pub id: String,
+    /// What it is called, e.g. `explore: find auth`.
+    pub label: String,
+    /// Where it stands.
+    pub state: TaskState,
+    /// Whether its result reached the model (with a request, `task_wait` or `task_stop`).
+    pub delivered: bool,
+}
+
+/// Where a background task stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskState {
+    /// It runs (or waits for a free slot).
+    Running,
+    /// It finished its work.
+    Completed,
+    /// It stopped at a cap or an error.
+    Failed,
+    /// It was stopped.
+    Stopped,
+}
+
+impl TaskState {
+    /// Its name, as in `/tasks`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskState::Running => "running",
+            TaskState::Completed => "completed",
+            TaskState::Failed => "failed",
+            TaskState::Stopped => "stopped",
+        }
+    }
+}
+
 impl AgentLabel {
     /// The id a call of this agent has among its session's calls: `<agent id>/<call id>`,
     /// distinct from every call of the parent and of other agents.
@@ -112,6 +151,10 @@ pub enum Event {
     TurnStarted {
         /// 1-based number of the user prompt in this session.
         turn: u32,
+        /// Whether the agent started it itself, idle, to deliver background tasks'
+        /// reports (no front end's prompt is waiting for it).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        for_tasks: bool,
     },
     /// Streamed text of the model's answer.
     MessageDelta {
@@ -297,6 +340,17 @@ pub enum Event {
         agent: AgentLabel,
         /// The child's own event.
         event: Box<Event>,
+    },
+    /// A background task (a subagent started with `run_in_background`) started, finished,
+    /// or had its result delivered to the model.
+    BackgroundTask {
+        /// The task as it now stands.
+        task: TaskInfo,
+    },
+    /// The answer to [`crate::Op::Tasks`]: every background task of the session.
+    Tasks {
+        /// The tasks, oldest first.
+        tasks: Vec<TaskInfo>,
     },
     /// The turn ended.
     TurnComplete {

@@ -16,7 +16,7 @@ pub mod transcript;
 pub mod usage;
 
 pub use context::{ContextPart, ContextPartKind, ContextReport};
-pub use event::{AgentLabel, Event, StopReason};
+pub use event::{AgentLabel, Event, StopReason, TaskInfo, TaskState};
 pub use op::{Op, ReasoningEffort, UserContent};
 pub use permission::{PermissionDecision, PermissionMode, PermissionOption, PermissionOptionKind};
 pub use tool::{

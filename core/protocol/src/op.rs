@@ -108,6 +108,14 @@ pub enum Op {
     /// Describe what the next request of the current context would hold (`/context`).
     /// Queued behind a running turn; answered with [`crate::Event::Context`].
     DescribeContext,
+    /// List the background tasks (`/tasks`), after stopping those named in `stop` (`all`
+    /// stops every one). Taken at once, even while a turn runs; answered with
+    /// [`crate::Event::Tasks`].
+    Tasks {
+        /// Ids of tasks to stop first.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        stop: Vec<String>,
+    },
     /// Stop the agent; a running turn is cancelled first, as by [`Op::Interrupt`].
     Shutdown,
 }

@@ -8,6 +8,7 @@ mod definitions;
 mod roles;
 mod slots;
 mod task;
+mod waiting;
 
 pub use definitions::{
     Definition, DefinitionRoots, Discovered, Isolation, Origin, builtins, discover, parse,
@@ -15,3 +16,4 @@ pub use definitions::{
 pub use roles::{ModelChoice, Role, RoleSource, Roles, choose_model};
 pub use slots::{MAX_RUNNING, Slots};
 pub use task::{MAX_CHILD_TURNS, TaskTool};
+pub use waiting::{TaskStopTool, TaskWaitTool};

@@ -17,9 +17,10 @@ use std::sync::Arc;
 
 use larik_protocol::{AgentLabel, Event, Op, PermissionMode, StopReason, ToolKind, UserContent};
 use larik_tools::{
-    ChildAgent, ChildRequest, Tool, ToolChoice, ToolContext, ToolOutput, truncate_middle,
+    ChildAgent, ChildRequest, Delegator, Tool, ToolChoice, ToolContext, ToolOutput, truncate_middle,
 };
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 use crate::definitions::Definition;
 use crate::roles::{RoleSource, choose_model};
@@ -83,6 +84,8 @@ struct TaskInput {
     prompt: String,
     subagent_type: String,
     model: Option<String>,
+    /// `run_in_background`, when given.
+    background: Option<bool>,
 }
 
 fn parse_input(input: &Value) -> Result<TaskInput, String> {
@@ -106,6 +109,7 @@ fn parse_input(input: &Value) -> Result<TaskInput, String> {
         prompt,
         subagent_type: text("subagent_type").unwrap_or_else(|| "general-purpose".into()),
         model: text("model"),
+        background: input.get("run_in_background").and_then(Value::as_bool),
     })
 }
 
@@ -140,6 +144,10 @@ impl Tool for TaskTool {
                 "type": "string",
                 "enum": self.definitions.keys().collect::<Vec<_>>(),
                 "description": "Which kind of subagent to start."
+            },
+            "run_in_background": {
+                "type": "boolean",
+                "description": "Start it and go on at once: its id (bg-N) comes back now and its report later, as a task notification; task_wait waits for it, task_stop stops it."
             }
         });
         if self.roles.roles().any_model() {
@@ -234,8 +242,58 @@ impl Tool for TaskTool {
             minimal_context: role.minimal_context,
         };
 
+        let run = Run {
+            parent: Arc::clone(&parent),
+            slots: Arc::clone(&self.slots),
+            request,
+            label,
+            prompt: task.prompt,
+            notice: choice.notice,
+            max_chars: ctx.limits.output_chars,
+        };
+        if task.background.unwrap_or(definition.background) {
+            let stop = CancellationToken::new();
+            let name = run.label.label.clone();
+            let work = {
+                let stop = stop.clone();
+                Box::pin(async move { run.run(&stop).await })
+            };
+            let id = parent.start_background(name.clone(), stop, work);
+            return ToolOutput::text(format!(
+                "Started background task {id} ({name}). Its report will arrive as a task \
+                 notification; go on with other work, or call task_wait to wait for it."
+            ));
+        }
+        run.run(&ctx.cancel).await
+    }
+}
+
+/// One child to run: everything it needs, owned, so it can run in the background too.
+struct Run {
+    parent: Arc<dyn Delegator>,
+    slots: Arc<Slots>,
+    request: ChildRequest,
+    label: AgentLabel,
+    prompt: String,
+    notice: Option<String>,
+    max_chars: usize,
+}
+
+impl Run {
+    /// Waits for a slot, starts the child, forwards its events until it ends (interrupting
+    /// it when `cancel` fires), and returns what the parent gets.
+    async fn run(self, cancel: &CancellationToken) -> ToolOutput {
+        let Run {
+            parent,
+            slots,
+            request,
+            label,
+            prompt,
+            notice,
+            max_chars,
+        } = self;
         let depth = parent.depth() + 1;
-        let slot = match self.slots.try_take(depth) {
+        let slot = match slots.try_take(depth) {
             Some(slot) => slot,
             None => {
                 parent.forward(labelled(
@@ -247,8 +305,8 @@ impl Tool for TaskTool {
                     },
                 ));
                 tokio::select! {
-                    slot = self.slots.take(depth) => slot,
-                    () = ctx.cancel.cancelled() => {
+                    slot = slots.take(depth) => slot,
+                    () = cancel.cancelled() => {
                         return ToolOutput::error("Interrupted before the subagent started.");
                     }
                 }
@@ -264,12 +322,12 @@ impl Tool for TaskTool {
             id: child.id.clone(),
             ..label
         };
-        if let Some(notice) = choice.notice {
+        if let Some(notice) = notice {
             parent.forward(labelled(&label, Event::Notice { message: notice }));
         }
-        let outcome = drive(child, &task.prompt, &label, parent.as_ref(), ctx).await;
+        let outcome = drive(child, &prompt, &label, parent.as_ref(), cancel).await;
         drop(slot);
-        outcome.into_output(ctx.limits.output_chars)
+        outcome.into_output(max_chars)
     }
 }
 
@@ -300,8 +358,8 @@ async fn drive(
     mut child: ChildAgent,
     prompt: &str,
     label: &AgentLabel,
-    parent: &dyn larik_tools::Delegator,
-    ctx: &ToolContext,
+    parent: &dyn Delegator,
+    cancel: &CancellationToken,
 ) -> Outcome {
     let mut outcome = Outcome {
         stop_reason: StopReason::Error,
@@ -319,7 +377,7 @@ async fn drive(
     loop {
         let event = tokio::select! {
             event = child.events.recv() => event,
-            () = ctx.cancel.cancelled(), if !interrupted => {
+            () = cancel.cancelled(), if !interrupted => {
                 interrupted = true;
                 let _ = child.ops.send(Op::Interrupt);
                 continue;

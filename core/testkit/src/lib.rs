@@ -119,9 +119,38 @@ struct Shared {
     observer: Mutex<Option<Observer>>,
 }
 
+/// Which requests a queued reply may answer.
+type Matcher = Arc<dyn Fn(&RecordedRequest) -> bool + Send + Sync>;
+
+/// A reply waiting in the queue: for the first request it matches (any, without a
+/// matcher), sent once its gate, if any, is open.
+struct Queued {
+    reply: Reply,
+    matcher: Option<Matcher>,
+    gate: Option<Gate>,
+}
+
+/// Holds back a reply queued with [`FakeModelServer::enqueue_held`] until the test opens
+/// it: the request is taken and recorded at once, its answer sent only after [`Gate::open`].
+#[derive(Debug, Clone)]
+pub struct Gate(Arc<tokio::sync::Semaphore>);
+
+impl Default for Gate {
+    fn default() -> Self {
+        Gate(Arc::new(tokio::sync::Semaphore::new(0)))
+    }
+}
+
+impl Gate {
+    /// Lets the held reply go.
+    pub fn open(&self) {
+        self.0.add_permits(1);
+    }
+}
+
 #[derive(Default)]
 struct State {
-    queue: VecDeque<Reply>,
+    queue: VecDeque<Queued>,
     requests: Vec<RecordedRequest>,
     violations: Vec<String>,
     prefix: prefix::Tracker,
@@ -234,7 +263,37 @@ impl FakeModelServer {
 
     /// Queues a reply; both endpoints take replies from this one queue, first in first out.
     pub fn enqueue(&self, reply: impl Into<Reply>) {
-        self.shared.lock().queue.push_back(reply.into());
+        self.queue(reply.into(), None, None);
+    }
+
+    /// Queues a reply for the first request `matches` accepts (requests it does not accept
+    /// take later replies), for agents whose requests race, such as subagents.
+    pub fn enqueue_matching(
+        &self,
+        matches: impl Fn(&RecordedRequest) -> bool + Send + Sync + 'static,
+        reply: impl Into<Reply>,
+    ) {
+        self.queue(reply.into(), Some(Arc::new(matches)), None);
+    }
+
+    /// Like [`FakeModelServer::enqueue_matching`], but the reply is sent only once the
+    /// returned gate is opened.
+    pub fn enqueue_held(
+        &self,
+        matches: impl Fn(&RecordedRequest) -> bool + Send + Sync + 'static,
+        reply: impl Into<Reply>,
+    ) -> Gate {
+        let gate = Gate::default();
+        self.queue(reply.into(), Some(Arc::new(matches)), Some(gate.clone()));
+        gate
+    }
+
+    fn queue(&self, reply: Reply, matcher: Option<Matcher>, gate: Option<Gate>) {
+        self.shared.lock().queue.push_back(Queued {
+            reply,
+            matcher,
+            gate,
+        });
     }
 
     /// Every request received so far, in arrival order.
@@ -372,7 +431,13 @@ async fn handle(shared: Arc<Shared>, request: Request) -> Response {
         let reply = if info.is_some() {
             None
         } else {
-            state.queue.pop_front()
+            let position = state.queue.iter().position(|queued| {
+                queued
+                    .matcher
+                    .as_ref()
+                    .is_none_or(|matches| matches(&recorded))
+            });
+            position.and_then(|position| state.queue.remove(position))
         };
         if reply.is_none() && info.is_none() {
             state
@@ -394,7 +459,7 @@ async fn handle(shared: Arc<Shared>, request: Request) -> Response {
         return plain(status, &[], answer);
     }
 
-    let Some(reply) = reply else {
+    let Some(Queued { reply, gate, .. }) = reply else {
         let body = serde_json::json!({
             "type": "error",
             "error": {
@@ -404,6 +469,10 @@ async fn handle(shared: Arc<Shared>, request: Request) -> Response {
         });
         return plain(500, &[], body.to_string());
     };
+    if let Some(Gate(gate)) = gate {
+        // Held until the test opens it.
+        let _ = gate.acquire().await;
+    }
     let body = recorded.body;
     match reply {
         Reply::Status {

@@ -9,11 +9,29 @@
 //! totals. The tool decides everything about the child's shape (its instructions, model,
 //! tools, caps) and forwards its events; the agent knows how to make one.
 
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
+use std::time::Duration;
 
-use larik_protocol::{Event, Op, PermissionMode};
+use larik_protocol::{Event, Op, PermissionMode, TaskInfo};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::ToolOutput;
+
+/// Work that runs in the background until it gives the output its task reports.
+pub type BackgroundWork = Pin<Box<dyn Future<Output = ToolOutput> + Send + 'static>>;
+
+/// A background task and, once it finished, what it reported.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskResult {
+    /// The task.
+    pub task: TaskInfo,
+    /// Its report, once finished.
+    pub report: Option<String>,
+}
 
 /// Which of the parent's tools a child gets. Tools that start agents of their own are left
 /// out unless the request allows nesting.
@@ -91,6 +109,7 @@ pub enum SpawnError {
 }
 
 /// The agent a call runs in, as a tool that starts children sees it.
+#[async_trait::async_trait]
 pub trait Delegator: Send + Sync + std::fmt::Debug {
     /// Its id: the session id for the main agent, else its own subagent id.
     fn agent_id(&self) -> &str;
@@ -102,4 +121,26 @@ pub trait Delegator: Send + Sync + std::fmt::Debug {
     fn spawn_child(&self, request: ChildRequest) -> Result<ChildAgent, SpawnError>;
     /// Sends an event to the front end as this agent's own (a child's, labelled).
     fn forward(&self, event: Event);
+    /// Runs `work` as a background task named `label` and returns its id (`bg-N`) at once.
+    /// `stop` fires when the task is stopped (`task_stop`, `/tasks stop`, the agent's
+    /// end); `work` must then end promptly. Its report reaches the model with the next
+    /// request, or in a turn of its own when the agent is idle.
+    fn start_background(
+        &self,
+        label: String,
+        stop: CancellationToken,
+        work: BackgroundWork,
+    ) -> String;
+    /// Waits until the tasks `ids` (every task when empty) have finished, `timeout` has
+    /// passed or `cancel` fires; returns them as they stand, the reports of finished ones
+    /// counting as delivered.
+    async fn wait_background(
+        &self,
+        ids: &[String],
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Vec<TaskResult>;
+    /// Stops the tasks `ids` (every running one when empty), waits for them to end and
+    /// returns them, their reports counting as delivered.
+    async fn stop_background(&self, ids: &[String]) -> Vec<TaskResult>;
 }

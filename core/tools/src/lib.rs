@@ -43,7 +43,9 @@ use tokio_util::sync::CancellationToken;
 
 pub use bash::BashTool;
 pub use checkpoint::{Checkpoint, NotSavedForUndo};
-pub use delegate::{ChildAgent, ChildRequest, Delegator, SpawnError, ToolChoice};
+pub use delegate::{
+    BackgroundWork, ChildAgent, ChildRequest, Delegator, SpawnError, TaskResult, ToolChoice,
+};
 pub use edit::EditTool;
 pub use feedback::EditFeedback;
 pub use files::{DiskFiles, FileAccess};

@@ -6,7 +6,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use larik_config::{Environment, ModelConfig};
-use larik_subagents::{DefinitionRoots, Isolation, Role, RoleSource, Roles, TaskTool, discover};
+use larik_subagents::{
+    DefinitionRoots, Isolation, Role, RoleSource, Roles, TaskStopTool, TaskTool, TaskWaitTool,
+    discover,
+};
 
 use super::error::{Notice, SetupError};
 use super::extension::{Contributions, Extension, Scope};
@@ -44,6 +47,8 @@ impl Extension for SubagentExtension {
             roles,
             max_depth,
         )));
+        into.tools.push(Arc::new(TaskWaitTool));
+        into.tools.push(Arc::new(TaskStopTool));
         Ok(())
     }
 }

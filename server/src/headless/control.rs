@@ -53,6 +53,7 @@ impl Control {
                 | Builtin::Cost
                 | Builtin::Config
                 | Builtin::Mcp
+                | Builtin::Tasks
         )
         .then_some(Control { command, argument })
     }
@@ -106,6 +107,12 @@ impl Control {
                         .map_err(SetupError::usage)?,
                 ),
             },
+            // A run's background tasks end with it: a new run has none to list or stop.
+            (Builtin::Tasks, _) => Plan::Answer(format!(
+                "{}\n`larik -p` waits for its background tasks before it exits, so none \
+                 outlive a run.",
+                control::tasks_text(&[])
+            )),
             (Builtin::Config, None) => Plan::Answer(control::config_text(env, cwd)),
             (Builtin::Config, Some(argument)) => {
                 let (key, value) = config_setting(argument)?;

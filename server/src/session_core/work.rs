@@ -21,6 +21,8 @@ pub enum Work {
     Undo,
     /// `/context`: ends when the agent describes its next request.
     Context,
+    /// `/tasks [stop ID…]`: ends when the agent lists its background tasks.
+    Tasks(Vec<String>),
     /// `/clear`, `/fork`, `/rewind N`, `/resume ID`: the session continues elsewhere.
     Move(Move),
     /// A reply Larik gives itself, computed when the prompt's turn comes.
@@ -100,6 +102,7 @@ impl Work {
             (Builtin::Cost, _) => Work::Reply(LocalReply::Cost),
             (Builtin::Undo, _) => Work::Undo,
             (Builtin::Context, _) => Work::Context,
+            (Builtin::Tasks, argument) => Work::Tasks(tasks_to_stop(argument.as_deref())?),
             (Builtin::Clear, _) => Work::Move(Move::Clear),
             (Builtin::Fork, _) => Work::Move(Move::Fork),
             (Builtin::Rewind, None) => Work::Reply(LocalReply::Prompts),
@@ -118,6 +121,29 @@ impl Work {
                 McpAction::Logout(name) => Work::Reply(LocalReply::McpLogout(name)),
             },
         })
+    }
+}
+
+/// The tasks `/tasks stop ID…` names (`all` for every one); none for a bare `/tasks`.
+pub fn tasks_to_stop(argument: Option<&str>) -> Result<Vec<String>, SetupError> {
+    let Some(argument) = argument else {
+        return Ok(Vec::new());
+    };
+    let mut words = argument.split_whitespace();
+    match words.next() {
+        Some("stop") => {
+            let ids: Vec<String> = words.map(str::to_string).collect();
+            if ids.is_empty() {
+                Err(SetupError::usage(
+                    "`/tasks stop` needs the ids of the tasks to stop, or `all`",
+                ))
+            } else {
+                Ok(ids)
+            }
+        }
+        _ => Err(SetupError::usage(format!(
+            "`/tasks {argument}`: use `/tasks` or `/tasks stop ID…|all`"
+        ))),
     }
 }
 
