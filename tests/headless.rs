@@ -1186,10 +1186,11 @@ async fn help_says_what_larik_is_and_what_each_subcommand_is_for() {
     assert!(help.starts_with("Larik is a coding agent."), "{help}");
     for line in [
         "larik -p \"PROMPT\"",
-        "acp       Serve the Agent Client Protocol",
-        "lsp       Serve the Language Server Protocol",
-        "sessions  List the sessions of this directory",
-        "approve   List the settings",
+        "acp        Serve the Agent Client Protocol",
+        "lsp        Serve the Language Server Protocol",
+        "sessions   List the sessions of this directory",
+        "approve    List the settings",
+        "worktrees  List the git worktrees subagents left",
     ] {
         assert!(help.contains(line), "{line} missing from:\n{help}");
     }

@@ -363,6 +363,13 @@ impl Process {
     }
 }
 
+/// Where subagents' git worktrees are kept: `<data dir>/worktrees`.
+pub fn worktrees(env: &Environment) -> Result<larik_subagents::Worktrees, SetupError> {
+    Ok(larik_subagents::Worktrees::new(
+        env.data_dir()?.join("worktrees"),
+    ))
+}
+
 /// The configuration files of the project `cwd` belongs to, merged, and what the user
 /// should hear about them (files that could not be used, settings that were ignored).
 fn project_settings(env: &Environment, cwd: &std::path::Path) -> (Settings, Vec<Notice>) {

@@ -139,6 +139,13 @@ pub enum Command {
         #[command(subcommand)]
         action: McpAction,
     },
+    /// List the git worktrees subagents left with commits in this repository, with what each
+    /// changes; merge one into the checkout or discard it.
+    Worktrees {
+        /// What to do.
+        #[command(subcommand)]
+        action: Option<WorktreesAction>,
+    },
     /// Sum up the debug trace of a session (written with --debug): its provider requests,
     /// times, tokens, retries and errors.
     Trace {
@@ -157,6 +164,22 @@ pub enum Command {
         /// Model, permissions and prompt settings for every session.
         #[command(flatten)]
         agent: AgentOptions,
+    },
+}
+
+/// What `larik worktrees` does besides listing.
+#[derive(Debug, Subcommand)]
+pub enum WorktreesAction {
+    /// Merge the worktree's branch into this checkout (which must have no uncommitted
+    /// changes), then remove the worktree and branch.
+    Merge {
+        /// The worktree's name, `task-xxxxxx`.
+        name: String,
+    },
+    /// Remove the worktree and its branch.
+    Discard {
+        /// The worktree's name, `task-xxxxxx`.
+        name: String,
     },
 }
 

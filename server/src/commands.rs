@@ -39,6 +39,8 @@ pub enum Builtin {
     Mcp,
     /// `/tasks [stop ID…|all]`: the background tasks, after stopping those named.
     Tasks,
+    /// `/worktrees [merge|discard NAME]`: the worktrees subagents left with commits.
+    Worktrees,
 }
 
 /// A command the registry knows.
@@ -295,6 +297,12 @@ fn builtin() -> Vec<CommandSpec> {
             Some("stop ID…|all (optional)"),
             Builtin::Tasks,
         ),
+        CommandSpec::builtin(
+            "worktrees",
+            "List the git worktrees subagents left with commits; merge or discard one",
+            Some("merge|discard NAME (optional)"),
+            Builtin::Worktrees,
+        ),
     ]
 }
 
@@ -343,8 +351,20 @@ mod tests {
         assert_eq!(
             names,
             [
-                "compact", "model", "mode", "cost", "undo", "clear", "fork", "rewind", "resume",
-                "context", "config", "mcp", "tasks"
+                "compact",
+                "model",
+                "mode",
+                "cost",
+                "undo",
+                "clear",
+                "fork",
+                "rewind",
+                "resume",
+                "context",
+                "config",
+                "mcp",
+                "tasks",
+                "worktrees"
             ]
         );
     }
@@ -366,6 +386,6 @@ mod tests {
             commands.parse("/explain the tests"),
             prompt("Explain this project.\n\nthe tests")
         );
-        assert_eq!(commands.advertised().len(), 15);
+        assert_eq!(commands.advertised().len(), 16);
     }
 }

@@ -22,6 +22,7 @@ mod session_core;
 mod sessions;
 mod trace;
 mod undo;
+mod worktrees;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -55,6 +56,11 @@ fn try_run(extensions: Vec<Arc<dyn Extension>>) -> anyhow::Result<ExitCode> {
         Some(cli::Command::Config { action }) => config::run(action),
         Some(cli::Command::Mcp { action }) => runtime.block_on(mcp::run(action)),
         Some(cli::Command::Trace { id }) => trace::summary::run(&id),
+        Some(cli::Command::Worktrees { action }) => worktrees::run(match action {
+            None => control::WorktreeAction::List,
+            Some(cli::WorktreesAction::Merge { name }) => control::WorktreeAction::Merge(name),
+            Some(cli::WorktreesAction::Discard { name }) => control::WorktreeAction::Discard(name),
+        }),
         Some(cli::Command::Acp { agent }) => runtime.block_on(acp::run(agent, extensions)),
         Some(cli::Command::Lsp { agent }) => {
             let code = runtime.block_on(lsp::run(agent, extensions));

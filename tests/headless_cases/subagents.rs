@@ -138,3 +138,57 @@ async fn a_headless_run_waits_for_its_background_task_and_answers_with_it() {
         last.body
     );
 }
+
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args(["-c", "user.name=Test", "-c", "user.email=test@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .status()
+        .expect("git runs");
+    assert!(status.success(), "git {args:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn kept_worktrees_are_listed_and_discarded_from_the_command_line_and_p() {
+    let harness = Harness::new().await;
+    let cwd = harness.cwd();
+    git(&cwd, &["init", "-q", "-b", "main"]);
+    git(&cwd, &["add", "-A"]);
+    git(&cwd, &["commit", "-qm", "start"]);
+    let worktrees =
+        larik_subagents::Worktrees::new(harness.data.path().join("share/larik/worktrees"));
+    let created = worktrees
+        .create(&cwd, "explore: try something")
+        .expect("create")
+        .expect("a repository");
+    std::fs::write(created.path.join("idea.txt"), "an idea\n").expect("write");
+    let name = created.name.clone();
+    worktrees
+        .finish(created, "explore: try something")
+        .expect("finish");
+
+    let listed = harness.run(&["worktrees"]).await;
+    assert!(listed.status.success(), "{}", stderr(&listed));
+    let text = stdout(&listed);
+    assert!(
+        text.contains(&name)
+            && text.contains("A idea.txt")
+            && text.contains("explore: try something"),
+        "{text}"
+    );
+    let through_p = harness.run(&["-p", "/worktrees"]).await;
+    assert!(through_p.status.success(), "{}", stderr(&through_p));
+    assert!(stdout(&through_p).contains(&name));
+
+    let discarded = harness.run(&["worktrees", "discard", &name]).await;
+    assert!(discarded.status.success(), "{}", stderr(&discarded));
+    assert!(stdout(&discarded).contains("Discarded"));
+    let unknown = harness.run(&["worktrees", "discard", &name]).await;
+    assert!(!unknown.status.success());
+    assert!(
+        stderr(&unknown).contains("no kept worktree"),
+        "{}",
+        stderr(&unknown)
+    );
+}

@@ -145,6 +145,16 @@ impl Delegator for Spawner {
             model: model.clone(),
             reason: error.to_string(),
         })?;
+        if let Some(workspace) = &request.workspace {
+            config.cwd = workspace.cwd.clone();
+            config.sandbox = Arc::new(
+                config
+                    .sandbox
+                    .for_root(&workspace.root, &workspace.writable),
+            );
+            config.files = Arc::new(larik_tools::DiskFiles);
+            config.feedback = None;
+        }
         let meta = SessionMeta {
             cwd: config.cwd.clone(),
             provider: provider.to_string(),
@@ -217,7 +227,10 @@ impl Delegator for Spawner {
         };
         runner.shared = Arc::new(Shared::child_of(&self.shared, policy));
         runner.parent = Some(Arc::clone(&self.shared));
-        runner.fixed_checkpoint = self.checkpoint.clone();
+        // A child in a checkout of its own saves nothing into the parent's turn.
+        if request.workspace.is_none() {
+            runner.fixed_checkpoint = self.checkpoint.clone();
+        }
         runner.lineage = Lineage {
             id: id.clone(),
             depth: self.lineage.depth + 1,

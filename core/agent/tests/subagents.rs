@@ -15,7 +15,7 @@ use std::sync::Arc;
 use harness::{CLAUDE, Harness};
 use larik_protocol::{AgentLabel, Event, Op, PermissionDecision, StopReason, ToolCallStatus};
 use larik_subagents::{
-    Definition, RoleSource, Roles, TaskStopTool, TaskTool, TaskWaitTool, builtins, parse,
+    Definition, RoleSource, Roles, TaskStopTool, TaskTool, TaskWaitTool, Worktrees, builtins, parse,
 };
 use larik_testkit::{RecordedRequest, turn};
 use serde_json::json;
@@ -42,8 +42,20 @@ fn definitions(files: &[(&str, &str)]) -> BTreeMap<String, Definition> {
     all
 }
 
-/// A harness whose agent has the `task` tool with `files`' definitions.
+/// A harness whose agent has the `task` tool with `files`' definitions (cases that make
+/// no worktree).
 async fn with_task_tool(
+    files: &[(&str, &str)],
+    configure: impl FnOnce(&mut larik_agent::AgentConfig),
+) -> Harness {
+    let unused = std::env::temp_dir().join("larik-tests-no-worktrees");
+    with_worktrees(&unused, files, configure).await
+}
+
+/// A harness whose agent has the `task` tool with `files`' definitions, keeping worktrees
+/// under `worktrees`.
+async fn with_worktrees(
+    worktrees: &std::path::Path,
     files: &[(&str, &str)],
     configure: impl FnOnce(&mut larik_agent::AgentConfig),
 ) -> Harness {
@@ -51,6 +63,7 @@ async fn with_task_tool(
         definitions(files),
         Arc::new(FixedRoles(Roles::default())),
         1,
+        Worktrees::new(worktrees),
     );
     Harness::start(CLAUDE, &[("notes.txt", "a note\n")], move |config| {
         config.tools.register(Arc::new(tool));
@@ -632,4 +645,216 @@ async fn background_tasks_outlive_an_interrupted_turn() {
         "{}",
         last.body
     );
+}
+
+/// Runs git in `dir`; its trimmed output.
+fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let output = std::process::Command::new("git")
+        .args(["-c", "user.name=Test", "-c", "user.email=test@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+/// Makes the harness's project a repository with one commit, then changes a tracked file
+/// without committing it, as a user in the middle of work would.
+fn repository_with_work_in_progress(s: &Harness) {
+    git(&s.cwd, &["init", "-q", "-b", "main"]);
+    git(&s.cwd, &["add", "-A"]);
+    git(&s.cwd, &["commit", "-qm", "start"]);
+    std::fs::write(s.path("notes.txt"), "my unsaved thoughts\n").expect("edit");
+}
+
+fn isolated(description: &str) -> serde_json::Value {
+    let mut input = task(description, "general-purpose");
+    input["isolation"] = json!("worktree");
+    input
+}
+
+/// A sandbox that really confines, as a user runs Larik.
+fn enforcing_sandbox(project: &std::path::Path) -> larik_sandbox::Sandbox {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let sandbox = larik_sandbox::Sandbox::configure(
+        project,
+        &larik_sandbox::SandboxOptions {
+            enabled: true,
+            writable_paths: Vec::new(),
+            network_allow: Vec::new(),
+            temp_dirs: Vec::new(),
+            path_dirs: std::env::split_paths(&path).collect(),
+        },
+    );
+    assert!(
+        sandbox.is_enforcing(),
+        "bubblewrap or Landlock confines here"
+    );
+    sandbox
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worktree_child_commits_on_its_branch_and_leaves_the_checkout_alone() {
+    let worktrees = tempfile::tempdir().expect("worktrees");
+    let mut s = with_worktrees(worktrees.path(), &[], |config| {
+        config.mode = larik_protocol::PermissionMode::AcceptEdits;
+        config.sandbox = Arc::new(enforcing_sandbox(&config.cwd));
+    })
+    .await;
+    repository_with_work_in_progress(&s);
+    let config_before = std::fs::read_to_string(s.path(".git/config")).expect("config");
+
+    s.server.enqueue_matching(
+        from_parent,
+        turn().tool_call("t1", "task", isolated("add a feature")),
+    );
+    s.server.enqueue_matching(
+        from_child,
+        turn()
+            .tool_call(
+                "c1",
+                "bash",
+                json!({"command": "echo made > made.txt && git add made.txt && \
+                    git -c user.name=Sub -c user.email=sub@example.com commit -qm 'made it' && \
+                    (echo '[core] hooksPath = /tmp/evil' >> \"$(git rev-parse --git-common-dir)/config\" \
+                     || echo config-refused)"}),
+            )
+            .tool_call(
+                "c2",
+                "write",
+                json!({"file_path": "feature.txt", "content": "a feature\n"}),
+            ),
+    );
+    s.server
+        .enqueue_matching(from_child, turn().text("Added the feature."));
+    s.server
+        .enqueue_matching(from_parent, turn().text("Reviewed."));
+
+    let (events, stop) = s.prompt("Add a feature in isolation.").await;
+    assert_eq!(stop, StopReason::EndTurn);
+    let ran = forwarded(&events)
+        .into_iter()
+        .find_map(|(_, event)| match event {
+            Event::ToolCallEnd {
+                call_id, output, ..
+            } if call_id == "c1" => Some(output),
+            _ => None,
+        });
+    let ran = ran.expect("the child's command ran");
+    assert!(ran.contains("config-refused"), "{ran}");
+
+    let result = s
+        .chat_requests()
+        .pop()
+        .and_then(|request| request.tool_result_text("t1"))
+        .expect("the task's result");
+    assert!(result.starts_with("Added the feature."), "{result}");
+    assert!(result.contains("branch `larik/task-"), "{result}");
+    assert!(
+        result.contains("A feature.txt") && result.contains("A made.txt"),
+        "{result}"
+    );
+    assert!(result.contains("git diff"), "{result}");
+
+    // The user's checkout: untouched, their uncommitted change still there.
+    assert!(!s.path("feature.txt").exists() && !s.path("made.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(s.path("notes.txt")).expect("notes"),
+        "my unsaved thoughts\n"
+    );
+    assert_eq!(git(&s.cwd, &["rev-parse", "--abbrev-ref", "HEAD"]), "main");
+    assert_eq!(
+        std::fs::read_to_string(s.path(".git/config")).expect("config"),
+        config_before,
+        "the repository's configuration stayed read-only"
+    );
+    // The branch holds both the child's own commit and the leftovers.
+    let branch = git(
+        &s.cwd,
+        &["branch", "--list", "larik/*", "--format=%(refname:short)"],
+    );
+    assert!(branch.starts_with("larik/task-"), "{branch}");
+    let log = git(&s.cwd, &["log", "--format=%s", &format!("main..{branch}")]);
+    assert!(
+        log.contains("made it") && log.contains("left uncommitted"),
+        "{log}"
+    );
+    let kept = Worktrees::new(worktrees.path()).list(&s.cwd).expect("list");
+    assert_eq!(kept.len(), 1);
+    assert!(kept[0].path.join("feature.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worktree_child_that_changes_nothing_leaves_no_worktree_or_branch() {
+    let worktrees = tempfile::tempdir().expect("worktrees");
+    let mut s = with_worktrees(worktrees.path(), &[], |_| {}).await;
+    repository_with_work_in_progress(&s);
+    s.server.enqueue_matching(
+        from_parent,
+        turn().tool_call("t1", "task", isolated("just look")),
+    );
+    s.server.enqueue_matching(
+        from_child,
+        turn().tool_call("c1", "read", json!({"file_path": "notes.txt"})),
+    );
+    s.server
+        .enqueue_matching(from_child, turn().text("It says start."));
+    s.server.enqueue_matching(from_parent, turn().text("Fine."));
+
+    let (_, stop) = s.prompt("Look in isolation.").await;
+    assert_eq!(stop, StopReason::EndTurn);
+    let requests = s.chat_requests();
+    let read = requests
+        .iter()
+        .find_map(|request| request.tool_result_text("c1"))
+        .expect("the child's read");
+    assert!(
+        read.contains("a note") && !read.contains("unsaved"),
+        "the worktree holds HEAD, not the uncommitted change: {read}"
+    );
+    let result = requests
+        .last()
+        .and_then(|request| request.tool_result_text("t1"))
+        .expect("the task's result");
+    assert!(result.contains("made no commits"), "{result}");
+    assert_eq!(
+        git(&s.cwd, &["branch", "--list", "larik/*"]),
+        "",
+        "the branch is gone"
+    );
+    assert!(git(&s.cwd, &["worktree", "list"]).lines().count() == 1);
+    assert!(
+        Worktrees::new(worktrees.path())
+            .list(&s.cwd)
+            .expect("list")
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn outside_a_repository_an_isolated_child_works_in_place_and_says_so() {
+    let mut s = with_task_tool(&[], |_| {}).await;
+    s.server.enqueue_matching(
+        from_parent,
+        turn().tool_call("t1", "task", isolated("look here")),
+    );
+    s.server
+        .enqueue_matching(from_child, turn().text("Looked."));
+    s.server.enqueue_matching(from_parent, turn().text("Ok."));
+    let (events, _) = s.prompt("Look.").await;
+    let told = forwarded(&events).into_iter().any(|(_, event)| {
+        matches!(event, Event::Notice { message } if message.contains("worked in place"))
+    });
+    assert!(told, "a notice says so");
+    let result = s
+        .chat_requests()
+        .pop()
+        .and_then(|request| request.tool_result_text("t1"))
+        .expect("the task's result");
+    assert!(result.contains("worked in place"), "{result}");
 }

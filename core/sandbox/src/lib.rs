@@ -190,6 +190,35 @@ impl Sandbox {
         Self::chosen(project_root.to_path_buf(), choice)
     }
 
+    /// A launcher for another project root (a subagent's git worktree) that confines the
+    /// same way: the same kind of sandbox, network and extra writable directories, with
+    /// `project_root` writable in place of this launcher's root (which is not) and
+    /// `more_writable` besides. Its protected paths are `project_root`'s own.
+    pub fn for_root(&self, project_root: &Path, more_writable: &[PathBuf]) -> Sandbox {
+        let choice = self.choice();
+        let Some(policy) = &choice.policy else {
+            return Sandbox::unconfined(project_root);
+        };
+        let others: Vec<PathBuf> = policy
+            .writable
+            .iter()
+            .filter(|dir| **dir != policy.project_root)
+            .chain(more_writable)
+            .cloned()
+            .collect();
+        let policy = Policy::new(project_root, &[], &others, policy.network.clone());
+        let root = policy.project_root.clone();
+        let derived = Choice {
+            kind: choice.kind,
+            policy: Some(policy),
+            bwrap: choice.bwrap.clone(),
+            seccomp_network: choice.seccomp_network,
+            notices: Vec::new(),
+            on_trust: choice.on_trust,
+        };
+        Self::chosen(root, derived)
+    }
+
     /// The current choice.
     fn choice(&self) -> Arc<Choice> {
         Arc::clone(

@@ -9,6 +9,7 @@ mod roles;
 mod slots;
 mod task;
 mod waiting;
+mod worktree;
 
 pub use definitions::{
     Definition, DefinitionRoots, Discovered, Isolation, Origin, builtins, discover, parse,
@@ -17,3 +18,4 @@ pub use roles::{ModelChoice, Role, RoleSource, Roles, choose_model};
 pub use slots::{MAX_RUNNING, Slots};
 pub use task::{MAX_CHILD_TURNS, TaskTool};
 pub use waiting::{TaskStopTool, TaskWaitTool};
+pub use worktree::{Created, Finished, Kept, Merged, WorktreeError, Worktrees};

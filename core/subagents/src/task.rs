@@ -17,14 +17,18 @@ use std::sync::Arc;
 
 use larik_protocol::{AgentLabel, Event, Op, PermissionMode, StopReason, ToolKind, UserContent};
 use larik_tools::{
-    ChildAgent, ChildRequest, Delegator, Tool, ToolChoice, ToolContext, ToolOutput, truncate_middle,
+    ChildAgent, ChildRequest, Delegator, Tool, ToolChoice, ToolContext, ToolOutput, Workspace,
+    truncate_middle,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use std::path::PathBuf;
+
 use crate::definitions::Definition;
 use crate::roles::{RoleSource, choose_model};
 use crate::slots::{MAX_RUNNING, Slots};
+use crate::worktree::{Created, Finished, Worktrees};
 
 /// The most model requests a child may make, whatever its role or definition says.
 pub const MAX_CHILD_TURNS: u32 = 100;
@@ -37,15 +41,19 @@ pub struct TaskTool {
     /// How deep children may go: 1 lets only the main agent start them.
     max_depth: u32,
     description: String,
+    /// Where isolated children's worktrees are kept.
+    worktrees: Worktrees,
 }
 
 impl TaskTool {
     /// The tool for a session with these definitions, reading roles from `roles`, whose
-    /// children may start children of their own down to `max_depth` (1: none).
+    /// children may start children of their own down to `max_depth` (1: none), keeping
+    /// isolated children's worktrees in `worktrees`.
     pub fn new(
         definitions: BTreeMap<String, Definition>,
         roles: Arc<dyn RoleSource>,
         max_depth: u32,
+        worktrees: Worktrees,
     ) -> Self {
         let mut description = String::from(
             "Start a subagent: a separate agent with a fresh context that works on one task \
@@ -74,6 +82,7 @@ impl TaskTool {
             slots: Arc::default(),
             max_depth: max_depth.max(1),
             description,
+            worktrees,
         }
     }
 }
@@ -86,6 +95,8 @@ struct TaskInput {
     model: Option<String>,
     /// `run_in_background`, when given.
     background: Option<bool>,
+    /// `isolation`, when given: `worktree` or `none`.
+    isolation: Option<String>,
 }
 
 fn parse_input(input: &Value) -> Result<TaskInput, String> {
@@ -110,6 +121,7 @@ fn parse_input(input: &Value) -> Result<TaskInput, String> {
         subagent_type: text("subagent_type").unwrap_or_else(|| "general-purpose".into()),
         model: text("model"),
         background: input.get("run_in_background").and_then(Value::as_bool),
+        isolation: text("isolation"),
     })
 }
 
@@ -144,6 +156,11 @@ impl Tool for TaskTool {
                 "type": "string",
                 "enum": self.definitions.keys().collect::<Vec<_>>(),
                 "description": "Which kind of subagent to start."
+            },
+            "isolation": {
+                "type": "string",
+                "enum": ["worktree", "none"],
+                "description": "worktree: the subagent works in a git worktree of its own, on a new branch, so its changes never touch the user's checkout until reviewed and merged; none: in the checkout. Leave out for the subagent type's default."
             },
             "run_in_background": {
                 "type": "boolean",
@@ -210,14 +227,6 @@ impl Tool for TaskTool {
         };
         let roles = self.roles.roles();
         let role = roles.of(definition);
-        if definition.isolation.or(role.isolation).is_some() {
-            return ToolOutput::error(format!(
-                "The subagent `{}` asks for a git worktree of its own (isolation: worktree), \
-                 which Larik cannot make yet; it was not started, so nothing in the checkout \
-                 changed. Use another subagent type, or do the work yourself.",
-                definition.name
-            ));
-        }
         let choice = choose_model(task.model.as_deref(), definition, &roles, parent.model());
         let max_requests = definition
             .max_turns
@@ -240,6 +249,12 @@ impl Tool for TaskTool {
             budget_usd: definition.max_budget_usd.or(role.max_budget_usd),
             mode,
             minimal_context: role.minimal_context,
+            workspace: None,
+        };
+        let isolated = match task.isolation.as_deref() {
+            Some("worktree") => true,
+            Some(_) => false,
+            None => definition.isolation.or(role.isolation).is_some(),
         };
 
         let run = Run {
@@ -250,6 +265,7 @@ impl Tool for TaskTool {
             prompt: task.prompt,
             notice: choice.notice,
             max_chars: ctx.limits.output_chars,
+            worktree: isolated.then(|| (self.worktrees.clone(), ctx.cwd.clone())),
         };
         if task.background.unwrap_or(definition.background) {
             let stop = CancellationToken::new();
@@ -277,6 +293,8 @@ struct Run {
     prompt: String,
     notice: Option<String>,
     max_chars: usize,
+    /// For isolation: where worktrees are kept, and the parent's working directory.
+    worktree: Option<(Worktrees, PathBuf)>,
 }
 
 impl Run {
@@ -286,11 +304,12 @@ impl Run {
         let Run {
             parent,
             slots,
-            request,
+            mut request,
             label,
             prompt,
             notice,
             max_chars,
+            worktree,
         } = self;
         let depth = parent.depth() + 1;
         let slot = match slots.try_take(depth) {
@@ -312,9 +331,44 @@ impl Run {
                 }
             }
         };
+        let mut notices: Vec<String> = notice.into_iter().collect();
+        let mut made = None;
+        if let Some((worktrees, cwd)) = worktree {
+            let name = label.label.clone();
+            let creating = worktrees.clone();
+            match tokio::task::spawn_blocking(move || creating.create(&cwd, &name)).await {
+                Ok(Ok(Some(created))) => {
+                    request.workspace = Some(Workspace {
+                        root: created.path.clone(),
+                        cwd: created.cwd.clone(),
+                        writable: created.git_writable.clone(),
+                    });
+                    // Its edits are checked by no language server: none runs for its tree.
+                    request
+                        .tools
+                        .without
+                        .extend(["lsp".to_string(), "apply_code_action".to_string()]);
+                    made = Some((worktrees, created));
+                }
+                Ok(Ok(None)) => notices.push(IN_PLACE.to_string()),
+                Ok(Err(error)) => {
+                    return ToolOutput::error(format!(
+                        "The subagent's worktree could not be made ({error}); it was not started."
+                    ));
+                }
+                Err(error) => {
+                    return ToolOutput::error(format!(
+                        "The subagent's worktree could not be made ({error}); it was not started."
+                    ));
+                }
+            }
+        }
         let child = match parent.spawn_child(request) {
             Ok(child) => child,
             Err(error) => {
+                if let Some((worktrees, created)) = made {
+                    let _ = finish_worktree(worktrees, created, label.label.clone()).await;
+                }
                 return ToolOutput::error(format!("The subagent could not start: {error}"));
             }
         };
@@ -322,12 +376,50 @@ impl Run {
             id: child.id.clone(),
             ..label
         };
-        if let Some(notice) = notice {
-            parent.forward(labelled(&label, Event::Notice { message: notice }));
+        for notice in &notices {
+            parent.forward(labelled(
+                &label,
+                Event::Notice {
+                    message: notice.clone(),
+                },
+            ));
         }
         let outcome = drive(child, &prompt, &label, parent.as_ref(), cancel).await;
         drop(slot);
-        outcome.into_output(max_chars)
+        let mut output = outcome.into_output(max_chars);
+        if notices.iter().any(|notice| notice == IN_PLACE) {
+            output.append_line(&format!("({IN_PLACE}.)"));
+        }
+        if let Some((worktrees, created)) = made {
+            let report = finish_worktree(worktrees, created, label.label.clone()).await;
+            output.append_line(&report);
+        }
+        output
+    }
+}
+
+/// What the parent hears when a worktree was asked for outside a git repository.
+const IN_PLACE: &str = "not in a git repository, so the subagent worked in place, in the \
+     parent's checkout, not in a worktree of its own";
+
+/// Ends a subagent's worktree and says what became of it.
+async fn finish_worktree(worktrees: Worktrees, created: Created, label: String) -> String {
+    let path = created.path.clone();
+    match tokio::task::spawn_blocking(move || worktrees.finish(created, &label)).await {
+        Ok(Ok(Finished::Removed)) => {
+            "The subagent made no commits; its worktree and branch were removed.".to_string()
+        }
+        Ok(Ok(Finished::Kept(kept))) => {
+            format!("The subagent worked in a git worktree. {}", kept.review())
+        }
+        Ok(Err(error)) => format!(
+            "The subagent's worktree {} could not be finished ({error}); it is kept as it is.",
+            path.display()
+        ),
+        Err(error) => format!(
+            "The subagent's worktree {} could not be finished ({error}); it is kept as it is.",
+            path.display()
+        ),
     }
 }
 

@@ -74,6 +74,23 @@ pub struct ChildRequest {
     /// Only the environment and the project's own instruction files in its system prompt:
     /// no personal instruction file and no extension sections.
     pub minimal_context: bool,
+    /// A checkout of its own to work in (a git worktree) instead of the parent's.
+    pub workspace: Option<Workspace>,
+}
+
+/// A checkout a child works in instead of its parent's: its working directory, relative
+/// paths and path rules point into it; its commands' sandbox is the parent's made for it;
+/// its files are read and written on disk; nothing it changes is saved for `/undo` and no
+/// language server checks its edits.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Workspace {
+    /// The checkout's root.
+    pub root: PathBuf,
+    /// Where the child works in it.
+    pub cwd: PathBuf,
+    /// What its commands may write besides the checkout (for a worktree: the shared
+    /// repository's objects and refs, so commits work).
+    pub writable: Vec<PathBuf>,
 }
 
 /// A started child agent.

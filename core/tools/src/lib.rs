@@ -45,6 +45,7 @@ pub use bash::BashTool;
 pub use checkpoint::{Checkpoint, NotSavedForUndo};
 pub use delegate::{
     BackgroundWork, ChildAgent, ChildRequest, Delegator, SpawnError, TaskResult, ToolChoice,
+    Workspace,
 };
 pub use edit::EditTool;
 pub use feedback::EditFeedback;

@@ -46,6 +46,7 @@ impl Extension for SubagentExtension {
             discovered.definitions,
             roles,
             max_depth,
+            super::worktrees(scope.env)?,
         )));
         into.tools.push(Arc::new(TaskWaitTool));
         into.tools.push(Arc::new(TaskStopTool));

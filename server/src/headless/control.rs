@@ -54,6 +54,7 @@ impl Control {
                 | Builtin::Config
                 | Builtin::Mcp
                 | Builtin::Tasks
+                | Builtin::Worktrees
         )
         .then_some(Control { command, argument })
     }
@@ -107,6 +108,13 @@ impl Control {
                         .map_err(SetupError::usage)?,
                 ),
             },
+            (Builtin::Worktrees, argument) => {
+                let action = control::worktree_action(argument)?;
+                let worktrees = crate::assembly::worktrees(env)?;
+                Plan::Answer(
+                    control::worktrees_text(&worktrees, cwd, &action).map_err(SetupError::usage)?,
+                )
+            }
             // A run's background tasks end with it: a new run has none to list or stop.
             (Builtin::Tasks, _) => Plan::Answer(format!(
                 "{}\n`larik -p` waits for its background tasks before it exits, so none \

@@ -68,6 +68,12 @@ pub(super) fn local_reply(reply: LocalReply, state: &State, reopen: &Reopen) -> 
             control::sessions_text(&reopen.process.store, &state.cwd, &state.session_id)
         }
         LocalReply::Config => control::config_text(&reopen.process.env, &state.cwd),
+        LocalReply::Worktrees(action) => {
+            let text = crate::assembly::worktrees(&reopen.process.env)
+                .map_err(|error| error.to_string())
+                .and_then(|worktrees| control::worktrees_text(&worktrees, &state.cwd, &action));
+            text.unwrap_or_else(|error| format!("**Error:** {error}"))
+        }
         LocalReply::Mcp => reopen.process.mcp.report(&reopen.process.env, &state.cwd),
         LocalReply::McpApprove(name) => {
             match McpExtension::approve(&reopen.process.env, &state.cwd, &name) {

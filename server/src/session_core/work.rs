@@ -74,6 +74,8 @@ pub enum LocalReply {
     McpApprove(String),
     /// `/mcp logout NAME`.
     McpLogout(String),
+    /// `/worktrees [merge|discard NAME]`.
+    Worktrees(crate::control::WorktreeAction),
     /// A change to the personal configuration file.
     SetConfig {
         /// The dotted key.
@@ -103,6 +105,9 @@ impl Work {
             (Builtin::Undo, _) => Work::Undo,
             (Builtin::Context, _) => Work::Context,
             (Builtin::Tasks, argument) => Work::Tasks(tasks_to_stop(argument.as_deref())?),
+            (Builtin::Worktrees, argument) => Work::Reply(LocalReply::Worktrees(
+                crate::control::worktree_action(argument.as_deref())?,
+            )),
             (Builtin::Clear, _) => Work::Move(Move::Clear),
             (Builtin::Fork, _) => Work::Move(Move::Fork),
             (Builtin::Rewind, None) => Work::Reply(LocalReply::Prompts),
