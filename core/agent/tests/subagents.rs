@@ -59,10 +59,22 @@ async fn with_worktrees(
     files: &[(&str, &str)],
     configure: impl FnOnce(&mut larik_agent::AgentConfig),
 ) -> Harness {
+    with_everything(worktrees, Roles::default(), 1, files, configure).await
+}
+
+/// A harness whose agent has the `task` tool with `files`' definitions, `roles`, nesting
+/// down to `max_depth`, keeping worktrees under `worktrees`.
+async fn with_everything(
+    worktrees: &std::path::Path,
+    roles: Roles,
+    max_depth: u32,
+    files: &[(&str, &str)],
+    configure: impl FnOnce(&mut larik_agent::AgentConfig),
+) -> Harness {
     let tool = TaskTool::new(
         definitions(files),
-        Arc::new(FixedRoles(Roles::default())),
-        1,
+        Arc::new(FixedRoles(roles)),
+        max_depth,
         Worktrees::new(worktrees),
     );
     Harness::start(CLAUDE, &[("notes.txt", "a note\n")], move |config| {
@@ -857,4 +869,227 @@ async fn outside_a_repository_an_isolated_child_works_in_place_and_says_so() {
         .and_then(|request| request.tool_result_text("t1"))
         .expect("the task's result");
     assert!(result.contains("worked in place"), "{result}");
+}
+
+const PLANNER: &str =
+    "---\nname: planner\ndescription: Plans only.\npermissionMode: plan\n---\nPlan.\n";
+const RECKLESS: &str = "---\nname: reckless\ndescription: Wants everything.\npermissionMode: bypassPermissions\n---\nGo.\n";
+
+#[tokio::test]
+async fn a_definitions_permission_mode_only_tightens() {
+    let mut s = with_task_tool(&[("planner", PLANNER), ("reckless", RECKLESS)], |config| {
+        config.mode = larik_protocol::PermissionMode::AcceptEdits;
+    })
+    .await;
+    s.server.enqueue_matching(
+        from_parent,
+        turn().tool_call("t1", "task", task("plan it", "planner")),
+    );
+    s.server.enqueue_matching(
+        |request| from_child(request) && request.body["system"].to_string().contains("Plan."),
+        turn().tool_call(
+            "c1",
+            "write",
+            json!({"file_path": "plan.txt", "content": "x\n"}),
+        ),
+    );
+    s.server.enqueue_matching(
+        |request| from_child(request) && request.body["system"].to_string().contains("Plan."),
+        turn().text("Planned."),
+    );
+    s.server.enqueue_matching(
+        from_parent,
+        turn().tool_call("t2", "task", task("just do it", "reckless")),
+    );
+    s.server.enqueue_matching(
+        |request| from_child(request) && request.body["system"].to_string().contains("Go."),
+        turn().tool_call("c2", "bash", json!({"command": "echo hi > bypass.txt"})),
+    );
+    s.server.enqueue_matching(
+        |request| from_child(request) && request.body["system"].to_string().contains("Go."),
+        turn().text("Asked first."),
+    );
+    s.server.enqueue_matching(from_parent, turn().text("Done."));
+
+    s.send(Op::user_text("Plan, then act."));
+    // The reckless child does not bypass the parent's mode: its command is asked about.
+    let events = s
+        .until(|event| {
+            matches!(event, Event::Subagent { event, .. }
+                if matches!(**event, Event::PermissionRequest { .. }))
+        })
+        .await;
+    let denied = forwarded(&events).into_iter().any(
+        |(_, event)| matches!(event, Event::PermissionDenied { call_id, .. } if call_id == "c1"),
+    );
+    assert!(denied, "plan mode refused the planner's write");
+    let Some(Event::Subagent { event, .. }) = events.last() else {
+        panic!("a question");
+    };
+    let Event::PermissionRequest { request_id, .. } = &**event else {
+        panic!("a permission request");
+    };
+    s.send(Op::PermissionReply {
+        request_id: request_id.clone(),
+        decision: PermissionDecision::RejectOnce,
+    });
+    let (_, stop) = s.turn_complete().await;
+    assert_eq!(stop, StopReason::EndTurn);
+    assert!(!s.path("plan.txt").exists() && !s.path("bypass.txt").exists());
+}
+
+#[tokio::test]
+async fn a_minimal_context_role_leaves_out_personal_instructions_and_sections() {
+    let personal = tempfile::tempdir().expect("personal config");
+    std::fs::write(personal.path().join("AGENTS.md"), "PERSONAL RULE\n").expect("personal");
+    let roles = Roles {
+        explore: larik_subagents::Role {
+            minimal_context: true,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let unused = std::env::temp_dir().join("larik-tests-no-worktrees");
+    let personal_dir = personal.path().to_path_buf();
+    let mut s = with_everything(&unused, roles, 1, &[], move |config| {
+        config.user_config_dir = Some(personal_dir);
+        config.prompt_sections = vec![larik_agent::PromptSection::new("ext", "EXTENSION SECTION")];
+    })
+    .await;
+    std::fs::write(s.path("AGENTS.md"), "PROJECT RULE\n").expect("project");
+    s.server.enqueue_matching(
+        from_parent,
+        turn()
+            .tool_call("t1", "task", task("look minimal", "explore"))
+            .tool_call("t2", "task", task("look fully", "general-purpose")),
+    );
+    s.server
+        .enqueue_matching(from_child, turn().text("Looked."));
+    s.server
+        .enqueue_matching(from_child, turn().text("Looked."));
+    s.server.enqueue_matching(from_parent, turn().text("Done."));
+    let (_, stop) = s.prompt("Look twice.").await;
+    assert_eq!(stop, StopReason::EndTurn);
+
+    let systems: Vec<String> = s
+        .chat_requests()
+        .iter()
+        .filter(|request| from_child(request))
+        .map(|request| request.body["system"].to_string())
+        .collect();
+    let minimal = systems
+        .iter()
+        .find(|system| system.contains("read-only subagent"))
+        .expect("the explorer's request");
+    assert!(minimal.contains("PROJECT RULE") && minimal.contains("# Environment"));
+    assert!(!minimal.contains("PERSONAL RULE") && !minimal.contains("EXTENSION SECTION"));
+    let full = systems
+        .iter()
+        .find(|system| !system.contains("read-only subagent"))
+        .expect("the general agent's request");
+    assert!(full.contains("PROJECT RULE") && full.contains("PERSONAL RULE"));
+    assert!(full.contains("EXTENSION SECTION"));
+}
+
+#[tokio::test]
+async fn nesting_is_allowed_only_down_to_the_configured_depth() {
+    let unused = std::env::temp_dir().join("larik-tests-no-worktrees");
+    let mut s = with_everything(&unused, Roles::default(), 2, &[], |_| {}).await;
+    s.server.enqueue_matching(
+        from_parent,
+        turn().tool_call("t1", "task", task("delegate", "general-purpose")),
+    );
+    s.server.enqueue_matching(
+        |request| from_child(request) && request.body["messages"].to_string().contains("delegate"),
+        turn().tool_call("n1", "task", task("go deeper", "general-purpose")),
+    );
+    s.server.enqueue_matching(
+        |request| from_child(request) && request.body["messages"].to_string().contains("go deeper"),
+        turn().text("Deepest report."),
+    );
+    s.server.enqueue_matching(
+        |request| from_child(request) && request.body["messages"].to_string().contains("delegate"),
+        turn().text("Middle report."),
+    );
+    s.server.enqueue_matching(from_parent, turn().text("Done."));
+    let (events, stop) = s.prompt("Delegate twice.").await;
+    assert_eq!(stop, StopReason::EndTurn);
+
+    let requests = s.chat_requests();
+    let tools_of = |words: &str| {
+        let request = requests
+            .iter()
+            .find(|request| {
+                from_child(request) && request.body["messages"].to_string().contains(words)
+            })
+            .expect("the child's request");
+        tool_names(request)
+    };
+    assert!(
+        tools_of("delegate").contains(&"task".to_string()),
+        "depth 1 may nest"
+    );
+    assert!(
+        !tools_of("go deeper").contains(&"task".to_string()),
+        "depth 2 may not"
+    );
+    // The grandchild's events reach the front end with its own label and parent.
+    let forwarded = forwarded(&events);
+    let middle = forwarded
+        .iter()
+        .find(|(agent, _)| agent.call_id == "t1")
+        .map(|(agent, _)| agent.id.clone())
+        .expect("the middle child");
+    assert!(
+        forwarded
+            .iter()
+            .any(|(agent, _)| agent.call_id == "n1" && agent.parent_id == middle),
+        "the grandchild is labelled under the middle child"
+    );
+    assert_eq!(
+        requests
+            .iter()
+            .find_map(|request| request.tool_result_text("n1"))
+            .as_deref(),
+        Some("Deepest report.")
+    );
+}
+
+#[tokio::test]
+async fn one_undo_takes_back_what_the_turn_and_its_children_changed() {
+    let checkpoints = tempfile::tempdir().expect("checkpoints");
+    let store_dir = checkpoints.path().to_path_buf();
+    let mut s = with_task_tool(&[], move |config| {
+        config.mode = larik_protocol::PermissionMode::AcceptEdits;
+        let store = larik_checkpoints::CheckpointStore::open(store_dir, config.cwd.clone())
+            .expect("checkpoints");
+        config.checkpoints = Some(Arc::new(store));
+    })
+    .await;
+    s.server.enqueue_matching(
+        from_parent,
+        turn().tool_call("t1", "task", task("write it", "general-purpose")),
+    );
+    s.server.enqueue_matching(
+        from_child,
+        turn().tool_call(
+            "c1",
+            "write",
+            json!({"file_path": "child.txt", "content": "by the child\n"}),
+        ),
+    );
+    s.server
+        .enqueue_matching(from_child, turn().text("Wrote it."));
+    s.server.enqueue_matching(from_parent, turn().text("Done."));
+    let (_, stop) = s.prompt("Have it written.").await;
+    assert_eq!(stop, StopReason::EndTurn);
+    assert!(s.path("child.txt").exists());
+
+    s.send(Op::Undo);
+    let events = s.until(|event| matches!(event, Event::Undone { .. })).await;
+    let Some(Event::Undone { deleted, .. }) = events.last() else {
+        panic!("undone");
+    };
+    assert_eq!(deleted, &["child.txt".to_string()]);
+    assert!(!s.path("child.txt").exists());
 }

@@ -135,3 +135,48 @@ fn wrong_values_are_skipped_with_a_notice() {
         );
     }
 }
+
+#[test]
+fn roles_written_as_objects_set_subagent_limits_from_any_file() {
+    let world = World::new();
+    world.user(
+        r#"{"roles": {"worker": {"model": "sonnet", "max_turns": 30, "max_budget_usd": 0.5}},
+            "subagents": {"max_depth": 2}}"#,
+    );
+    world.shared(
+        r#"{"roles": {"explore": {"context": "minimal", "isolation": "worktree", "max_turns": 0,
+            "colour": "red"}},
+            "subagents": {"max_depth": 3}}"#,
+    );
+    let loaded = world.load();
+    let models = &loaded.settings.models;
+    assert_eq!(models.roles["worker"], "sonnet");
+    let worker = &models.role_settings["worker"];
+    assert_eq!(worker.max_turns, Some(30));
+    assert_eq!(worker.max_budget_usd, Some(0.5));
+    let explore = &models.role_settings["explore"];
+    assert!(explore.minimal_context);
+    assert_eq!(explore.isolation.as_deref(), Some("worktree"));
+    assert_eq!(explore.max_turns, None, "0 turns is not a cap");
+    let messages: Vec<&str> = loaded
+        .notices
+        .iter()
+        .map(|notice| notice.message.as_str())
+        .collect();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("roles.explore.max_turns")),
+        "{messages:?}"
+    );
+    assert!(
+        messages.iter().any(|m| m.contains("roles.explore.colour")),
+        "{messages:?}"
+    );
+    // Deeper nesting loosens: a shared file may not ask for it.
+    assert_eq!(loaded.settings.subagents_max_depth, Some(2));
+    assert!(
+        messages.iter().any(|m| m.contains("subagents.max_depth")),
+        "{messages:?}"
+    );
+}
