@@ -103,8 +103,8 @@ async fn spawn_to_first_request() -> (Samples, &'static str) {
         let child = server
             .requests()
             .into_iter()
-            .filter(from_child)
-            .last()
+            .rev()
+            .find(from_child)
             .expect("the child's request");
         samples.push(child.received.saturating_duration_since(asked_at));
     }
