@@ -28,3 +28,5 @@ mod recording;
 mod requests;
 #[path = "support/sessions.rs"]
 mod sessions;
+#[path = "lsp_front_cases/subagents.rs"]
+mod subagents;
