@@ -205,6 +205,25 @@ pub async fn run(args: Cli, extensions: Vec<Arc<dyn Extension>>) -> Result<ExitC
     })
 }
 
+/// A refused call as the result's `permission_denials` lists it; a subagent's names it.
+fn denial(
+    call_id: String,
+    tool: String,
+    input: serde_json::Value,
+    agent: Option<&larik_protocol::AgentLabel>,
+) -> serde_json::Value {
+    let mut denial = json!({
+        "tool_name": tool,
+        "tool_use_id": call_id,
+        "tool_input": input,
+    });
+    if let Some(agent) = agent {
+        denial["tool_use_id"] = json!(agent.call_id_of(&call_id));
+        denial["agent"] = json!(agent.label);
+    }
+    denial
+}
+
 /// Which session `-c`, `--resume`, `--fork` and `--rewind` ask for.
 fn open(args: &Cli) -> Result<Open, SetupError> {
     let branch = match (args.fork, args.rewind) {
@@ -322,11 +341,7 @@ impl Printer {
                 tool,
                 input,
                 ..
-            } => self.denials.push(json!({
-                "tool_name": tool,
-                "tool_use_id": call_id,
-                "tool_input": input,
-            })),
+            } => self.denials.push(denial(call_id, tool, input, None)),
             Event::ToolCallBegin { title, .. } if self.show_progress => {
                 eprintln!("larik: → {title}");
             }
@@ -339,12 +354,9 @@ impl Printer {
                     tool,
                     input,
                     ..
-                } => self.denials.push(json!({
-                    "tool_name": tool,
-                    "tool_use_id": agent.call_id_of(&call_id),
-                    "tool_input": input,
-                    "agent": agent.label,
-                })),
+                } => self
+                    .denials
+                    .push(denial(call_id, tool, input, Some(&agent))),
                 _ => {}
             },
             Event::ToolCallEnd {

@@ -32,8 +32,8 @@ use larik_agent::{AgentHandle, Budget};
 use larik_protocol::event::ErrorKind;
 use larik_protocol::sync::locked;
 use larik_protocol::{
-    Event, Op, PermissionDecision, PermissionMode, PermissionOption, ReasoningEffort, StopReason,
-    Usage,
+    AgentLabel, Event, Op, PermissionDecision, PermissionMode, PermissionOption, ReasoningEffort,
+    StopReason, Usage,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
@@ -308,6 +308,37 @@ enum Until {
     Undone,
     ContextDescribed,
     TasksListed,
+}
+
+/// The permission question `event` asks, with its request id; a subagent's (`agent`)
+/// labelled, its call named as its front end shows it.
+fn permission_question(event: Event, agent: Option<&AgentLabel>) -> Option<(String, Question)> {
+    let Event::PermissionRequest {
+        request_id,
+        call_id,
+        tool,
+        title,
+        input,
+        options,
+    } = event
+    else {
+        return None;
+    };
+    let (call_id, title) = match agent {
+        Some(agent) => (
+            agent.call_id_of(&call_id),
+            format!("{} › {title}", agent.label),
+        ),
+        None => (call_id, title),
+    };
+    let question = Question {
+        call_id,
+        tool,
+        title,
+        input,
+        options,
+    };
+    Some((request_id, question))
 }
 
 /// What the task's select loop got.
@@ -652,44 +683,17 @@ impl<W: Wire> Task<W> {
         }
         self.wire.event(&event, &self.state).await;
         match event {
-            Event::PermissionRequest {
-                request_id,
-                call_id,
-                tool,
-                title,
-                input,
-                options,
-            } => {
-                let question = Question {
-                    call_id,
-                    tool,
-                    title,
-                    input,
-                    options,
-                };
-                self.ask_permission(request_id, question, false);
+            request @ Event::PermissionRequest { .. } => {
+                if let Some((request_id, question)) = permission_question(request, None) {
+                    self.ask_permission(request_id, question, false);
+                }
             }
             Event::TurnStarted {
                 for_tasks: true, ..
             } => self.task_turn = true,
+            // A subagent's question reaches the user like any other, labelled.
             Event::Subagent { agent, event } => {
-                // A subagent's question reaches the user like any other, labelled.
-                if let Event::PermissionRequest {
-                    request_id,
-                    call_id,
-                    tool,
-                    title,
-                    input,
-                    options,
-                } = *event
-                {
-                    let question = Question {
-                        call_id: agent.call_id_of(&call_id),
-                        tool,
-                        title: format!("{} › {title}", agent.label),
-                        input,
-                        options,
-                    };
+                if let Some((request_id, question)) = permission_question(*event, Some(&agent)) {
                     self.ask_permission(request_id, question, true);
                 }
             }

@@ -2,6 +2,7 @@
 //! override each other by precedence, a malformed one is reported and the rest still work,
 //! and stream-json carries the child's events labelled.
 
+use larik_testkit::git::git;
 use larik_testkit::turn;
 use serde_json::{Value, json};
 
@@ -137,16 +138,6 @@ async fn a_headless_run_waits_for_its_background_task_and_answers_with_it() {
         "{}",
         last.body
     );
-}
-
-fn git(dir: &std::path::Path, args: &[&str]) {
-    let status = std::process::Command::new("git")
-        .args(["-c", "user.name=Test", "-c", "user.email=test@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .status()
-        .expect("git runs");
-    assert!(status.success(), "git {args:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

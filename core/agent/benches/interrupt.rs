@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 
 use larik_protocol::{Event, Op, StopReason, ToolCallStatus};
 use larik_providers::RetryPolicy;
-use larik_sandbox::{Sandbox, SandboxOptions};
 use larik_testkit::bench::{Samples, within};
 use larik_testkit::{FakeModelServer, turn};
 use serde_json::json;
@@ -43,22 +42,7 @@ async fn measure(mid_tool: bool) -> (Samples, &'static str) {
     let mut config = fake_model::config_for(&server, cwd.clone(), CLAUDE);
     // The provider's own retry policy, as the agent has it outside tests.
     config.retry = RetryPolicy::default();
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let sandbox = Sandbox::configure(
-        &cwd,
-        &SandboxOptions {
-            enabled: true,
-            writable_paths: Vec::new(),
-            network_allow: Vec::new(),
-            temp_dirs: vec![PathBuf::from("/tmp")],
-            path_dirs: std::env::split_paths(&path).collect(),
-        },
-    );
-    let kind = match sandbox.kind() {
-        larik_sandbox::SandboxKind::Bubblewrap => "bubblewrap",
-        larik_sandbox::SandboxKind::Landlock => "Landlock",
-        larik_sandbox::SandboxKind::Unconfined => "no sandbox",
-    };
+    let (sandbox, kind) = fake_model::user_sandbox(&cwd, vec![PathBuf::from("/tmp")]);
     config.sandbox = Arc::new(sandbox);
     let writer = fake_model::new_session(data.path(), cwd, CLAUDE);
     let mut agent = fake_model::spawn(config, writer, Vec::new());

@@ -11,9 +11,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use larik_protocol::{Event, Op};
-use larik_sandbox::{Sandbox, SandboxOptions};
 use larik_subagents::{Finished, RoleSource, Roles, TaskTool, Worktrees, builtins};
 use larik_testkit::bench::{Samples, within};
+use larik_testkit::git::git;
 use larik_testkit::{FakeModelServer, turn};
 use serde_json::json;
 
@@ -46,22 +46,7 @@ async fn spawn_to_first_request() -> (Samples, &'static str) {
     let cwd = project.path().canonicalize().expect("cwd");
     std::fs::write(cwd.join("AGENTS.md"), "Run the tests before you finish.\n").expect("AGENTS");
     let mut config = fake_model::config_for(&server, cwd.clone(), CLAUDE);
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let sandbox = Sandbox::configure(
-        &cwd,
-        &SandboxOptions {
-            enabled: true,
-            writable_paths: Vec::new(),
-            network_allow: Vec::new(),
-            temp_dirs: vec![PathBuf::from("/tmp")],
-            path_dirs: std::env::split_paths(&path).collect(),
-        },
-    );
-    let kind = match sandbox.kind() {
-        larik_sandbox::SandboxKind::Bubblewrap => "bubblewrap",
-        larik_sandbox::SandboxKind::Landlock => "Landlock",
-        larik_sandbox::SandboxKind::Unconfined => "no sandbox",
-    };
+    let (sandbox, kind) = fake_model::user_sandbox(&cwd, vec![PathBuf::from("/tmp")]);
     config.sandbox = Arc::new(sandbox);
     let definitions = builtins()
         .into_iter()
@@ -110,22 +95,6 @@ async fn spawn_to_first_request() -> (Samples, &'static str) {
     }
     server.assert_no_violations();
     (samples, kind)
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let status = std::process::Command::new("git")
-        .args([
-            "-c",
-            "user.name=Bench",
-            "-c",
-            "user.email=bench@example.com",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .stdout(std::process::Stdio::null())
-        .status()
-        .expect("git runs");
-    assert!(status.success(), "git {args:?}");
 }
 
 /// A repository of [`FILES`] small files in 100 directories, committed, under `base`.

@@ -17,6 +17,7 @@ use larik_protocol::{AgentLabel, Event, Op, PermissionDecision, StopReason, Tool
 use larik_subagents::{
     Definition, RoleSource, Roles, TaskStopTool, TaskTool, TaskWaitTool, Worktrees, builtins, parse,
 };
+use larik_testkit::git::git;
 use larik_testkit::{RecordedRequest, turn};
 use serde_json::json;
 
@@ -111,6 +112,14 @@ fn requests_with_system(s: &Harness, needle: &str) -> Vec<RecordedRequest> {
         .into_iter()
         .filter(|request| request.body["system"].to_string().contains(needle))
         .collect()
+}
+
+/// The result of `call` in the latest request.
+fn last_result(s: &Harness, call: &str) -> String {
+    s.chat_requests()
+        .pop()
+        .and_then(|request| request.tool_result_text(call))
+        .expect("the call's result")
 }
 
 fn tool_names(request: &RecordedRequest) -> Vec<String> {
@@ -279,11 +288,7 @@ async fn a_child_at_its_turn_cap_comes_back_as_an_error_with_its_last_message() 
 
     let (_, stop) = s.prompt("Look.").await;
     assert_eq!(stop, StopReason::EndTurn);
-    let result = s
-        .chat_requests()
-        .pop()
-        .and_then(|request| request.tool_result_text("t1"))
-        .expect("the task's result");
+    let result = last_result(&s, "t1");
     assert!(result.contains("did not finish"), "{result}");
     assert!(result.contains("Check the changes"), "{result}");
     assert!(result.contains("Still looking at the notes."), "{result}");
@@ -305,11 +310,7 @@ async fn the_loop_guard_stops_a_child_that_repeats_itself() {
 
     let (_, stop) = s.prompt("Look.").await;
     assert_eq!(stop, StopReason::EndTurn);
-    let result = s
-        .chat_requests()
-        .pop()
-        .and_then(|request| request.tool_result_text("t1"))
-        .expect("the task's result");
+    let result = last_result(&s, "t1");
     assert!(result.contains("same tool calls"), "{result}");
     assert!(result.contains("Once more."), "{result}");
 }
@@ -332,11 +333,7 @@ async fn a_child_stops_at_its_own_budget() {
 
     let (_, stop) = s.prompt("Spend.").await;
     assert_eq!(stop, StopReason::EndTurn, "the parent goes on");
-    let result = s
-        .chat_requests()
-        .pop()
-        .and_then(|request| request.tool_result_text("t1"))
-        .expect("the task's result");
+    let result = last_result(&s, "t1");
     assert!(result.contains("its own $0.00 budget"), "{result}");
 }
 
@@ -659,22 +656,6 @@ async fn background_tasks_outlive_an_interrupted_turn() {
     );
 }
 
-/// Runs git in `dir`; its trimmed output.
-fn git(dir: &std::path::Path, args: &[&str]) -> String {
-    let output = std::process::Command::new("git")
-        .args(["-c", "user.name=Test", "-c", "user.email=test@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs");
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).trim().to_string()
-}
-
 /// Makes the harness's project a repository with one commit, then changes a tracked file
 /// without committing it, as a user in the middle of work would.
 fn repository_with_work_in_progress(s: &Harness) {
@@ -690,32 +671,19 @@ fn isolated(description: &str) -> serde_json::Value {
     input
 }
 
-/// A sandbox that really confines, as a user runs Larik.
-fn enforcing_sandbox(project: &std::path::Path) -> larik_sandbox::Sandbox {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let sandbox = larik_sandbox::Sandbox::configure(
-        project,
-        &larik_sandbox::SandboxOptions {
-            enabled: true,
-            writable_paths: Vec::new(),
-            network_allow: Vec::new(),
-            temp_dirs: Vec::new(),
-            path_dirs: std::env::split_paths(&path).collect(),
-        },
-    );
-    assert!(
-        sandbox.is_enforcing(),
-        "bubblewrap or Landlock confines here"
-    );
-    sandbox
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worktree_child_commits_on_its_branch_and_leaves_the_checkout_alone() {
     let worktrees = tempfile::tempdir().expect("worktrees");
     let mut s = with_worktrees(worktrees.path(), &[], |config| {
         config.mode = larik_protocol::PermissionMode::AcceptEdits;
-        config.sandbox = Arc::new(enforcing_sandbox(&config.cwd));
+        // The sandbox a user gets, with no temp directory writable: nothing but the
+        // worktree and git's shared objects and refs may change.
+        let (sandbox, _) = fake_model::user_sandbox(&config.cwd, Vec::new());
+        assert!(
+            sandbox.is_enforcing(),
+            "bubblewrap or Landlock confines here"
+        );
+        config.sandbox = Arc::new(sandbox);
     })
     .await;
     repository_with_work_in_progress(&s);
@@ -760,11 +728,7 @@ async fn a_worktree_child_commits_on_its_branch_and_leaves_the_checkout_alone() 
     let ran = ran.expect("the child's command ran");
     assert!(ran.contains("config-refused"), "{ran}");
 
-    let result = s
-        .chat_requests()
-        .pop()
-        .and_then(|request| request.tool_result_text("t1"))
-        .expect("the task's result");
+    let result = last_result(&s, "t1");
     assert!(result.starts_with("Added the feature."), "{result}");
     assert!(result.contains("branch `larik/task-"), "{result}");
     assert!(
@@ -863,11 +827,7 @@ async fn outside_a_repository_an_isolated_child_works_in_place_and_says_so() {
         matches!(event, Event::Notice { message } if message.contains("worked in place"))
     });
     assert!(told, "a notice says so");
-    let result = s
-        .chat_requests()
-        .pop()
-        .and_then(|request| request.tool_result_text("t1"))
-        .expect("the task's result");
+    let result = last_result(&s, "t1");
     assert!(result.contains("worked in place"), "{result}");
 }
 

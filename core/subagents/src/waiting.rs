@@ -56,6 +56,16 @@ fn report(results: &[TaskResult], asked: &[String]) -> ToolOutput {
     ToolOutput::text(text.trim_end().to_string())
 }
 
+/// A call's title: `verb` and the tasks it names.
+fn title(verb: &str, input: &Value) -> String {
+    let ids = task_ids(input);
+    if ids.is_empty() {
+        format!("{verb} background tasks")
+    } else {
+        format!("{verb} {}", ids.join(", "))
+    }
+}
+
 fn ids_schema(what: &str) -> Value {
     json!({
         "type": "array",
@@ -106,12 +116,7 @@ impl Tool for TaskWaitTool {
     }
 
     fn title(&self, input: &Value, _ctx: &ToolContext) -> String {
-        let ids = task_ids(input);
-        if ids.is_empty() {
-            "Wait for background tasks".into()
-        } else {
-            format!("Wait for {}", ids.join(", "))
-        }
+        title("Wait for", input)
     }
 
     async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
@@ -166,12 +171,7 @@ impl Tool for TaskStopTool {
     }
 
     fn title(&self, input: &Value, _ctx: &ToolContext) -> String {
-        let ids = task_ids(input);
-        if ids.is_empty() {
-            "Stop background tasks".into()
-        } else {
-            format!("Stop {}", ids.join(", "))
-        }
+        title("Stop", input)
     }
 
     async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput {

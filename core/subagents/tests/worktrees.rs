@@ -5,21 +5,7 @@
 use std::path::Path;
 
 use larik_subagents::{Finished, Merged, Worktrees};
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = std::process::Command::new("git")
-        .args(["-c", "user.name=Test", "-c", "user.email=test@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs");
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).trim().to_string()
-}
+use larik_testkit::git::git;
 
 /// A repository with one commit holding `a.txt`.
 fn repository() -> tempfile::TempDir {

@@ -17,6 +17,7 @@ mod anthropic;
 pub mod bench;
 mod checks;
 mod gemini;
+pub mod git;
 pub mod oauth;
 mod ollama;
 mod openai;

@@ -77,3 +77,29 @@ pub fn spawn(config: AgentConfig, writer: SessionWriter, history: Vec<Message>) 
     )
     .expect("agent starts")
 }
+
+/// The command sandbox a user gets by default for `root` (bubblewrap when `bwrap` is on
+/// the PATH, else Landlock), with `temp_dirs` writable, and its name for a report.
+#[allow(dead_code)] // not every test target runs commands
+pub fn user_sandbox(
+    root: &Path,
+    temp_dirs: Vec<PathBuf>,
+) -> (larik_sandbox::Sandbox, &'static str) {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let sandbox = larik_sandbox::Sandbox::configure(
+        root,
+        &larik_sandbox::SandboxOptions {
+            enabled: true,
+            writable_paths: Vec::new(),
+            network_allow: Vec::new(),
+            temp_dirs,
+            path_dirs: std::env::split_paths(&path).collect(),
+        },
+    );
+    let name = match sandbox.kind() {
+        larik_sandbox::SandboxKind::Bubblewrap => "bubblewrap",
+        larik_sandbox::SandboxKind::Landlock => "Landlock",
+        larik_sandbox::SandboxKind::Unconfined => "no sandbox",
+    };
+    (sandbox, name)
+}
