@@ -43,6 +43,8 @@ pub struct TaskTool {
     description: String,
     /// Where isolated children's worktrees are kept.
     worktrees: Worktrees,
+    /// Whether the schema offers the `model` input (some role names a model).
+    offers_model: bool,
 }
 
 impl TaskTool {
@@ -83,7 +85,16 @@ impl TaskTool {
             max_depth: max_depth.max(1),
             description,
             worktrees,
+            offers_model: false,
         }
+    }
+
+    /// Offers the `model` input in the schema, as it should be when some role names a
+    /// model ([`crate::Roles::any_model`] of the roles the session starts with: the schema is fixed
+    /// for a context, while each task reads the roles again).
+    pub fn offering_model(mut self, offers: bool) -> Self {
+        self.offers_model = offers;
+        self
     }
 }
 
@@ -167,7 +178,7 @@ impl Tool for TaskTool {
                 "description": "Start it and go on at once: its id (bg-N) comes back now and its report later, as a task notification; task_wait waits for it, task_stop stops it."
             }
         });
-        if self.roles.roles().any_model() {
+        if self.offers_model {
             properties["model"] = json!({
                 "type": "string",
                 "description": "The model for the subagent: a role (`worker`, `explore`) or `provider/model`; leave out for the usual choice."

@@ -42,12 +42,17 @@ impl Extension for SubagentExtension {
             cwd: scope.cwd.to_path_buf(),
         });
         let max_depth = scope.settings.subagents_max_depth.unwrap_or(1);
-        into.tools.push(Arc::new(TaskTool::new(
+        // The roles the session starts with decide the schema (read from the files this
+        // assembly merged already); every task reads them again.
+        let offers_model = roles_of(&scope.settings.models).any_model();
+        let task = TaskTool::new(
             discovered.definitions,
             roles,
             max_depth,
             super::worktrees(scope.env)?,
-        )));
+        )
+        .offering_model(offers_model);
+        into.tools.push(Arc::new(task));
         into.tools.push(Arc::new(TaskWaitTool));
         into.tools.push(Arc::new(TaskStopTool));
         Ok(())
