@@ -386,6 +386,19 @@ impl Worktrees {
             head_ref.set_target(theirs.id(), &format!("merge {}: fast-forward", kept.branch))?;
             Merged::FastForward
         } else {
+            // Merged in memory first: a conflict leaves the checkout untouched.
+            let ours = repo.head()?.peel_to_commit()?;
+            let their_commit = repo.find_commit(theirs.id())?;
+            if repo
+                .merge_commits(&ours, &their_commit, None)?
+                .has_conflicts()
+            {
+                return Err(WorktreeError::Refused(format!(
+                    "`{}` conflicts with the checkout; nothing was changed. Merge it yourself \
+                     with `git merge {}`",
+                    kept.branch, kept.branch
+                )));
+            }
             repo.merge(&[&theirs], None, Some(CheckoutBuilder::new().safe()))?;
             let mut index = repo.index()?;
             if index.has_conflicts() {
@@ -398,8 +411,6 @@ impl Worktrees {
                 )));
             }
             let tree = repo.find_tree(index.write_tree_to(&repo)?)?;
-            let ours = repo.head()?.peel_to_commit()?;
-            let their_commit = repo.find_commit(theirs.id())?;
             let signature = signature(&repo)?;
             let id = repo.commit(
                 Some("HEAD"),

@@ -17,14 +17,16 @@ fn repository() -> tempfile::TempDir {
     dir
 }
 
-/// A kept worktree in which `file` was given `text` (left uncommitted, as a subagent
-/// might leave it).
-fn kept_with(worktrees: &Worktrees, repo: &Path, file: &str, text: &str) -> String {
+/// A kept worktree in which each file was given its text (left uncommitted, as a
+/// subagent might leave it).
+fn kept_with(worktrees: &Worktrees, repo: &Path, files: &[(&str, &str)]) -> String {
     let created = worktrees
         .create(repo, "worker: change")
         .expect("create")
         .expect("in a repository");
-    std::fs::write(created.path.join(file), text).expect("write in the worktree");
+    for (file, text) in files {
+        std::fs::write(created.path.join(file), text).expect("write in the worktree");
+    }
     match worktrees.finish(created, "worker: change").expect("finish") {
         Finished::Kept(kept) => kept.name,
         Finished::Removed => panic!("a change is kept"),
@@ -36,7 +38,7 @@ fn a_kept_worktree_is_listed_and_merges_into_a_clean_checkout() {
     let repo = repository();
     let store = tempfile::tempdir().expect("store");
     let worktrees = Worktrees::new(store.path());
-    let name = kept_with(&worktrees, repo.path(), "b.txt", "two\n");
+    let name = kept_with(&worktrees, repo.path(), &[("b.txt", "two\n")]);
     let kept = worktrees.list(repo.path()).expect("list");
     assert_eq!(kept.len(), 1);
     assert_eq!(kept[0].name, name);
@@ -67,8 +69,12 @@ fn a_diverged_branch_merges_with_a_commit_and_a_conflict_changes_nothing() {
     let repo = repository();
     let store = tempfile::tempdir().expect("store");
     let worktrees = Worktrees::new(store.path());
-    let clean = kept_with(&worktrees, repo.path(), "c.txt", "three\n");
-    let clashing = kept_with(&worktrees, repo.path(), "a.txt", "theirs\n");
+    let clean = kept_with(&worktrees, repo.path(), &[("c.txt", "three\n")]);
+    let clashing = kept_with(
+        &worktrees,
+        repo.path(),
+        &[("a.txt", "theirs\n"), ("extra.txt", "also theirs\n")],
+    );
     std::fs::write(repo.path().join("a.txt"), "ours\n").expect("write");
     git(repo.path(), &["commit", "-qam", "ours"]);
     let head = git(repo.path(), &["rev-parse", "HEAD"]);
@@ -78,7 +84,14 @@ fn a_diverged_branch_merges_with_a_commit_and_a_conflict_changes_nothing() {
         .expect_err("conflict");
     assert!(refused.to_string().contains("conflicts"), "{refused}");
     assert_eq!(git(repo.path(), &["rev-parse", "HEAD"]), head);
-    assert_eq!(git(repo.path(), &["status", "--porcelain"]), "");
+    assert_eq!(
+        git(
+            repo.path(),
+            &["status", "--porcelain", "--untracked-files=all"]
+        ),
+        "",
+        "nothing of the refused merge is left behind"
+    );
     assert_eq!(
         std::fs::read_to_string(repo.path().join("a.txt")).expect("a"),
         "ours\n"
