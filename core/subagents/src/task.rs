@@ -28,7 +28,7 @@ use std::path::PathBuf;
 use crate::definitions::Definition;
 use crate::roles::{RoleSource, choose_model};
 use crate::slots::{MAX_RUNNING, Slots};
-use crate::worktree::{Created, Finished, Worktrees};
+use crate::worktree::{Created, Finished, WorktreeError, Worktrees};
 
 /// The most model requests a child may make, whatever its role or definition says.
 pub const MAX_CHILD_TURNS: u32 = 100;
@@ -347,8 +347,8 @@ impl Run {
         if let Some((worktrees, cwd)) = worktree {
             let name = label.label.clone();
             let creating = worktrees.clone();
-            match tokio::task::spawn_blocking(move || creating.create(&cwd, &name)).await {
-                Ok(Ok(Some(created))) => {
+            match blocking(move || creating.create(&cwd, &name)).await {
+                Ok(Some(created)) => {
                     request.workspace = Some(Workspace {
                         root: created.path.clone(),
                         cwd: created.cwd.clone(),
@@ -361,12 +361,7 @@ impl Run {
                         .extend(["lsp".to_string(), "apply_code_action".to_string()]);
                     made = Some((worktrees, created));
                 }
-                Ok(Ok(None)) => notices.push(IN_PLACE.to_string()),
-                Ok(Err(error)) => {
-                    return ToolOutput::error(format!(
-                        "The subagent's worktree could not be made ({error}); it was not started."
-                    ));
-                }
+                Ok(None) => notices.push(IN_PLACE.to_string()),
                 Err(error) => {
                     return ToolOutput::error(format!(
                         "The subagent's worktree could not be made ({error}); it was not started."
@@ -413,20 +408,26 @@ impl Run {
 const IN_PLACE: &str = "not in a git repository, so the subagent worked in place, in the \
      parent's checkout, not in a worktree of its own";
 
+/// Runs a worktree's git work off the async threads; a failure, or a panic in it, as text.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, WorktreeError> + Send + 'static,
+) -> Result<T, String> {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(result) => result.map_err(|error| error.to_string()),
+        Err(error) => Err(error.to_string()),
+    }
+}
+
 /// Ends a subagent's worktree and says what became of it.
 async fn finish_worktree(worktrees: Worktrees, created: Created, label: String) -> String {
     let path = created.path.clone();
-    match tokio::task::spawn_blocking(move || worktrees.finish(created, &label)).await {
-        Ok(Ok(Finished::Removed)) => {
+    match blocking(move || worktrees.finish(created, &label)).await {
+        Ok(Finished::Removed) => {
             "The subagent made no commits; its worktree and branch were removed.".to_string()
         }
-        Ok(Ok(Finished::Kept(kept))) => {
+        Ok(Finished::Kept(kept)) => {
             format!("The subagent worked in a git worktree. {}", kept.review())
         }
-        Ok(Err(error)) => format!(
-            "The subagent's worktree {} could not be finished ({error}); it is kept as it is.",
-            path.display()
-        ),
         Err(error) => format!(
             "The subagent's worktree {} could not be finished ({error}); it is kept as it is.",
             path.display()

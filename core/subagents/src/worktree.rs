@@ -308,32 +308,7 @@ impl Worktrees {
         names.sort();
         let mut kept = Vec::new();
         for name in names {
-            let Some(meta) = read_meta(&dir, &name) else {
-                continue;
-            };
-            let path = dir.join(&name);
-            if !path.is_dir() {
-                continue;
-            }
-            let head = match repo
-                .find_branch(&meta.branch, BranchType::Local)
-                .and_then(|branch| branch.get().peel_to_commit())
-            {
-                Ok(commit) => commit.id().to_string(),
-                Err(_) => continue,
-            };
-            let (files, insertions, deletions) = changes(&repo, &meta.base, &head)?;
-            kept.push(Kept {
-                in_use: in_use(&dir, &name),
-                name,
-                branch: meta.branch,
-                path,
-                base: meta.base,
-                label: meta.label,
-                files,
-                insertions,
-                deletions,
-            });
+            kept.extend(kept_one(&repo, &dir, name)?);
         }
         Ok(kept)
     }
@@ -437,17 +412,14 @@ impl Worktrees {
 
     /// The kept worktree `name` of the repository `cwd` is in, refused while in use.
     fn find(&self, cwd: &Path, name: &str) -> Result<(Kept, PathBuf), WorktreeError> {
-        let Some((_, repo_root)) = open_repo(cwd)? else {
+        let Some((repo, repo_root)) = open_repo(cwd)? else {
             return Err(WorktreeError::Refused(format!(
                 "{} is in no git repository",
                 cwd.display()
             )));
         };
-        let kept = self
-            .list(cwd)?
-            .into_iter()
-            .find(|kept| kept.name == name)
-            .ok_or_else(|| {
+        let kept =
+            kept_one(&repo, &self.repo_dir(&repo_root), name.to_string())?.ok_or_else(|| {
                 WorktreeError::Refused(format!("no kept worktree is called `{name}`"))
             })?;
         if kept.in_use {
@@ -459,30 +431,51 @@ impl Worktrees {
     }
 }
 
-/// The repository `cwd` is in and its root.
-fn open_repo(cwd: &Path) -> Result<Option<(Repository, PathBuf)>, WorktreeError> {
-    let Ok(repo) = Repository::discover(cwd) else {
+/// The kept worktree `name` in `dir`, with what its branch changes; `None` when its notes,
+/// directory or branch are gone.
+fn kept_one(repo: &Repository, dir: &Path, name: String) -> Result<Option<Kept>, WorktreeError> {
+    let Some(meta) = read_meta(dir, &name) else {
         return Ok(None);
     };
+    let path = dir.join(&name);
+    if !path.is_dir() {
+        return Ok(None);
+    }
+    let head = match repo
+        .find_branch(&meta.branch, BranchType::Local)
+        .and_then(|branch| branch.get().peel_to_commit())
+    {
+        Ok(commit) => commit.id().to_string(),
+        Err(_) => return Ok(None),
+    };
+    let (files, insertions, deletions) = changes(repo, &meta.base, &head)?;
+    Ok(Some(Kept {
+        in_use: in_use(dir, &name),
+        name,
+        branch: meta.branch,
+        path,
+        base: meta.base,
+        label: meta.label,
+        files,
+        insertions,
+        deletions,
+    }))
+}
+
+/// The repository `cwd` is in and its root; from inside a worktree, its main repository.
+fn open_repo(cwd: &Path) -> Result<Option<(Repository, PathBuf)>, WorktreeError> {
+    let Ok(mut repo) = Repository::discover(cwd) else {
+        return Ok(None);
+    };
+    if repo.is_worktree()
+        && let Some(main) = repo.commondir().parent()
+    {
+        repo = Repository::open(main)?;
+    }
     let Some(root) = repo.workdir().map(Path::to_path_buf) else {
         return Ok(None);
     };
     let root = root.canonicalize().map_err(io(&root))?;
-    // A worktree of Larik's own leads back to its main repository.
-    let repo = if repo.is_worktree() {
-        let main = repo.commondir().parent().map(Path::to_path_buf);
-        match main {
-            Some(main) => {
-                let main = Repository::open(&main)?;
-                let root = main.workdir().map(Path::to_path_buf).unwrap_or(root);
-                let root = root.canonicalize().map_err(io(&root))?;
-                return Ok(Some((main, root)));
-            }
-            None => repo,
-        }
-    } else {
-        repo
-    };
     Ok(Some((repo, root)))
 }
 

@@ -12,61 +12,23 @@ use serde_json::json;
 
 /// The event of the parent's stream that shows `event` of the child `agent`, if shown.
 pub fn nested_event(agent: &AgentLabel, event: &Event) -> Option<Event> {
-    let id = |call_id: &str| agent.call_id_of(call_id);
-    Some(match event.clone() {
-        Event::ToolCallBegin {
-            call_id,
-            tool,
-            kind,
-            title,
-            input,
-            locations,
-        } => Event::ToolCallBegin {
-            call_id: id(&call_id),
-            tool,
-            kind,
-            title: format!("{} › {title}", agent.label),
-            input,
-            locations,
-        },
-        Event::ToolCallUpdate {
-            call_id,
-            status,
-            output,
-        } => Event::ToolCallUpdate {
-            call_id: id(&call_id),
-            status,
-            output,
-        },
-        Event::ToolCallEnd {
-            call_id,
-            status,
-            output,
-            images,
-        } => Event::ToolCallEnd {
-            call_id: id(&call_id),
-            status,
-            output,
-            images,
-        },
-        Event::Diff {
-            call_id,
-            change,
-            applied,
-        } => Event::Diff {
-            call_id: id(&call_id),
-            change,
-            applied,
-        },
-        Event::Notice { message } => Event::Notice {
-            message: format!("{}: {message}", agent.label),
-        },
-        Event::Error { message, .. } => Event::Error {
-            kind: ErrorKind::Other,
-            message: format!("{}: {message}", agent.label),
-        },
+    let mut shown = event.clone();
+    match &mut shown {
+        Event::ToolCallBegin { call_id, title, .. } => {
+            *call_id = agent.call_id_of(call_id);
+            *title = format!("{} › {title}", agent.label);
+        }
+        Event::ToolCallUpdate { call_id, .. }
+        | Event::ToolCallEnd { call_id, .. }
+        | Event::Diff { call_id, .. } => *call_id = agent.call_id_of(call_id),
+        Event::Notice { message } => *message = format!("{}: {message}", agent.label),
+        Event::Error { kind, message } => {
+            *kind = ErrorKind::Other;
+            *message = format!("{}: {message}", agent.label);
+        }
         _ => return None,
-    })
+    }
+    Some(shown)
 }
 
 /// `_meta` naming the child a tool call belongs to.
