@@ -165,20 +165,13 @@ impl BackgroundTasks {
     /// The tasks `ids` (all when empty) as they stand, finished ones' reports delivered.
     fn results(&self, ids: &[String]) -> Vec<TaskResult> {
         let chosen = |task: &Task| ids.is_empty() || ids.contains(&task.info.id);
-        let delivered = self.deliver(chosen);
-        let tasks = locked(&self.tasks);
-        tasks
+        self.deliver(chosen);
+        locked(&self.tasks)
             .iter()
             .filter(|task| chosen(task))
-            .map(|task| {
-                delivered
-                    .iter()
-                    .find(|result| result.task.id == task.info.id)
-                    .cloned()
-                    .unwrap_or_else(|| TaskResult {
-                        task: task.info.clone(),
-                        report: None,
-                    })
+            .map(|task| TaskResult {
+                task: task.info.clone(),
+                report: task.report.clone(),
             })
             .collect()
     }

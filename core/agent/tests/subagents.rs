@@ -577,7 +577,9 @@ async fn task_wait_returns_a_report_once_and_task_stop_stops_a_task() {
         .enqueue_held(asked("never finish"), turn().text("Too late."));
     s.server.enqueue_matching(
         from_parent,
-        turn().tool_call("s1", "task_stop", json!({"task_ids": ["bg-2"]})),
+        turn()
+            .tool_call("s1", "task_stop", json!({"task_ids": ["bg-2"]}))
+            .tool_call("w2", "task_wait", json!({"task_ids": ["bg-1"]})),
     );
     s.server
         .enqueue_matching(from_parent, turn().text("One waited for, one stopped."));
@@ -595,6 +597,14 @@ async fn task_wait_returns_a_report_once_and_task_stop_stops_a_task() {
         "{waited}"
     );
     assert!(waited.contains("Waited-for report."), "{waited}");
+    let again = requests
+        .iter()
+        .find_map(|request| request.tool_result_text("w2"))
+        .expect("the second task_wait's result");
+    assert!(
+        again.contains("completed") && again.contains("Waited-for report."),
+        "a delivered report can be asked for again: {again}"
+    );
     let stopped = requests
         .iter()
         .find_map(|request| request.tool_result_text("s1"))
