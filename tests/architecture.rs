@@ -75,6 +75,7 @@ fn dependencies_point_one_way() {
             &["larik-protocol", "larik-tools", "larik-sandbox"][..],
         ),
         ("larik-subagents", &["larik-protocol", "larik-tools"][..]),
+        ("larik-hooks", &["larik-sandbox"][..]),
         (
             "larik-agent",
             &[

@@ -15,6 +15,7 @@
 
 mod error;
 mod extension;
+mod hooks;
 mod language_servers;
 mod mcp;
 mod open;
@@ -210,6 +211,13 @@ impl Process {
         let mut registry_notices = Vec::new();
         let registry = options::model_registry(&settings, &mut registry_notices);
         let stored = open.load(&self.store, &cwd)?;
+        let start = match &stored {
+            None => larik_agent::hooks::StartSource::Startup,
+            Some(stored) if stored.branch == Branch::Clear => {
+                larik_agent::hooks::StartSource::Clear
+            }
+            Some(_) => larik_agent::hooks::StartSource::Resume,
+        };
         // A session that moves keeps its model; a stored one continues with its own.
         let carried_model = carried.as_ref().and_then(|carried| carried.model.clone());
         let model = match (&stored, carried_model) {
@@ -259,6 +267,7 @@ impl Process {
             config.trace = debug_trace(&config, &session_path, &mut notices);
         }
         config.ask_policy = ask_policy;
+        config.start = start;
         if let Some(files) = files {
             config.files = files(&session_id);
         }
@@ -417,5 +426,6 @@ fn own_extensions() -> Vec<Arc<dyn Extension>> {
     vec![
         Arc::new(language_servers::LanguageServerExtension::default()),
         Arc::new(subagents::SubagentExtension),
+        Arc::new(hooks::HookExtension),
     ]
 }

@@ -68,7 +68,7 @@ pub async fn run(args: Cli, extensions: Vec<Arc<dyn Extension>>) -> Result<ExitC
         .as_ref()
         .and_then(|control| control.after_start(&assembled))
     {
-        let _ = assembled.agent.ops.send(Op::Shutdown);
+        let _ = assembled.agent.ops.send(Op::shutdown());
         let mut agent = assembled.agent;
         let mut printer = Printer::new(args.output_format, args.verbose);
         while let Some(event) = agent.events.recv().await {
@@ -88,7 +88,7 @@ pub async fn run(args: Cli, extensions: Vec<Arc<dyn Extension>>) -> Result<ExitC
         let prompt = match prompt(&args, assembled.rewound_prompt.as_ref()) {
             Ok(prompt) => prompt,
             Err(error) => {
-                let _ = agent.ops.send(Op::Shutdown);
+                let _ = agent.ops.send(Op::shutdown());
                 let _ = agent.task.await;
                 finish(&process).await;
                 return Err(error);
@@ -120,7 +120,7 @@ pub async fn run(args: Cli, extensions: Vec<Arc<dyn Extension>>) -> Result<ExitC
                 {
                     Ok(text) => Op::user_text(text),
                     Err(message) => {
-                        let _ = agent.ops.send(Op::Shutdown);
+                        let _ = agent.ops.send(Op::shutdown());
                         let _ = agent.task.await;
                         finish(&process).await;
                         return Err(SetupError::internal(message));
@@ -164,7 +164,7 @@ pub async fn run(args: Cli, extensions: Vec<Arc<dyn Extension>>) -> Result<ExitC
         match &event {
             Event::TurnComplete { .. } if waits_for_tasks => {}
             Event::TurnComplete { .. } | Event::Undone { .. } | Event::Context { .. } => {
-                let _ = agent.ops.send(Op::Shutdown);
+                let _ = agent.ops.send(Op::shutdown());
             }
             _ => {}
         }

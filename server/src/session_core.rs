@@ -388,7 +388,7 @@ impl<W: Wire> Task<W> {
             match next {
                 Next::Command(Some(Command::Close)) => {
                     self.close().await;
-                    self.state.send(Op::Shutdown);
+                    self.state.send(Op::shutdown());
                     // Wait for the agent to stop so its session file is complete.
                     while self.agent.events.recv().await.is_some() {}
                     self.reopen
@@ -401,7 +401,7 @@ impl<W: Wire> Task<W> {
                 Next::Command(Some(command)) => self.on_command(command).await,
                 Next::Command(None) => {
                     self.close().await;
-                    self.state.send(Op::Shutdown);
+                    self.state.send(Op::shutdown());
                     return;
                 }
                 Next::Event(Some(event)) => self.on_event(event).await,

@@ -17,7 +17,10 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::AskPolicy;
-use crate::hooks::{CallVerdict, HookDecision, ToolCallPoint, ToolResultPoint};
+use crate::hooks::{
+    CallVerdict, HookDecision, NotificationPoint, PermissionAnswer, PermissionPoint, ToolCallPoint,
+    ToolResultPoint,
+};
 use crate::runner::{EventSink, Runner, Shared};
 
 /// One call from the model, with its tool when the name is known.
@@ -272,6 +275,10 @@ impl Runner {
             },
             (decision, _) => decision,
         };
+        let decision = match decision {
+            Decision::Ask { rule_suggestion } => self.permission_hooks(call, rule_suggestion).await,
+            decided => decided,
+        };
         match decision {
             Decision::Allow => Ok(tool),
             Decision::Deny { reason } => Err(self.denied(
@@ -293,6 +300,36 @@ impl Runner {
                     .ask(call, &tool, ctx, cancel, &rule_suggestion)
                     .await
                     .map(|()| tool),
+            },
+        }
+    }
+
+    /// Asks the hooks about a call the user would be asked about: an allow (with a changed
+    /// input, when given) runs it, a deny refuses it, no answer leaves the question.
+    async fn permission_hooks(&self, call: &mut Call<'_>, rule_suggestion: String) -> Decision {
+        if self.hooks.is_empty() {
+            return Decision::Ask { rule_suggestion };
+        }
+        let point = PermissionPoint {
+            call_id: call.id.to_string(),
+            tool: call.name.to_string(),
+            input: call.input.clone(),
+            suggested_rule: rule_suggestion.clone(),
+        };
+        let answer = self
+            .hooks
+            .permission_request(&self.loop_context(), &point, &self.events)
+            .await;
+        match answer {
+            None => Decision::Ask { rule_suggestion },
+            Some((_, PermissionAnswer::Allow(input))) => {
+                if let Some(input) = input.filter(Value::is_object) {
+                    call.input = input;
+                }
+                Decision::Allow
+            }
+            Some((hook, PermissionAnswer::Deny(reason))) => Decision::Deny {
+                reason: format!("denied by hook {hook}: {reason}"),
             },
         }
     }
@@ -347,6 +384,13 @@ impl Runner {
             status: ToolCallStatus::Pending,
             output: None,
         });
+        if !self.hooks.is_empty() {
+            let note = NotificationPoint {
+                kind: "permission_prompt".into(),
+                message: format!("Larik needs your permission to use {}", call.name),
+            };
+            self.hooks.notify(self.loop_context(), note, &self.events);
+        }
         self.events.emit(Event::PermissionRequest {
             request_id: request_id.clone(),
             call_id: call.id.to_string(),

@@ -35,6 +35,12 @@ use crate::{AgentConfig, Budget, SessionState, prompt};
 pub(crate) struct Lineage {
     /// The session id for the main agent, else the subagent's id.
     pub(crate) id: String,
+    /// The main agent's session id.
+    pub(crate) session_id: String,
+    /// The main agent's session file.
+    pub(crate) session_path: PathBuf,
+    /// For a subagent: what kind of agent it is, and its transcript.
+    pub(crate) subagent: Option<(String, PathBuf)>,
     /// 0 for the main agent.
     pub(crate) depth: u32,
     /// Where its session's subagents keep their transcripts.
@@ -43,8 +49,8 @@ pub(crate) struct Lineage {
     pub(crate) request_prefix: String,
 }
 
-/// One request of a subagent (or of one of its own), waiting to be added to its parent's
-/// totals.
+/// One request of a subagent (or of one of its own, or of a hook's model), waiting to be
+/// added to its parent's totals.
 pub(crate) struct ChildUsage {
     /// The subagent that made it.
     agent: String,
@@ -52,6 +58,17 @@ pub(crate) struct ChildUsage {
     model: String,
     /// Its usage, priced.
     usage: Usage,
+}
+
+impl ChildUsage {
+    /// A request of `agent` served by `model`, priced.
+    pub(crate) fn new(agent: &str, model: &str, usage: Usage) -> Self {
+        ChildUsage {
+            agent: agent.to_string(),
+            model: model.to_string(),
+            usage,
+        }
+    }
 }
 
 /// What a child adds to its system prompt after its instructions.
@@ -233,6 +250,9 @@ impl Delegator for Spawner {
         }
         runner.lineage = Lineage {
             id: id.clone(),
+            session_id: self.lineage.session_id.clone(),
+            session_path: self.lineage.session_path.clone(),
+            subagent: Some((request.agent_type.clone(), transcript.clone())),
             depth: self.lineage.depth + 1,
             agents_dir: self.lineage.agents_dir.clone(),
             request_prefix: format!("{id}/"),

@@ -183,6 +183,8 @@ impl Runner {
             self.hooks
                 .after_compact(&self.loop_context(), &point, &self.events)
                 .await;
+            self.session_start_hooks(crate::hooks::StartSource::Compact)
+                .await;
         }
         Summarised::Done { usage, summary }
     }

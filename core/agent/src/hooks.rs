@@ -2,8 +2,10 @@
 //! answer.
 //!
 //! A [`LoopHook`] states only the points it cares about; every method has a default that
-//! changes nothing. The agent calls them where the loop reaches each point: before a prompt
-//! is sent, before and after each tool call, before a turn stops, and around compaction.
+//! changes nothing. The agent calls them where the loop reaches each point: when the
+//! session starts and ends, before a prompt is sent (in a subagent: when it starts), before
+//! and after each tool call, before the user is asked about one (and to tell them), before
+//! a turn stops, and around compaction.
 //! Every hook of a point runs at once and their answers combine, the strictest winning (a
 //! block beats an ask, an ask beats an allow; contexts accumulate). A hook answers with an
 //! outcome, never an error: whatever goes wrong inside one is its own to report as a
@@ -13,22 +15,139 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures::future::join_all;
-use larik_protocol::{Event, PermissionMode};
+use larik_protocol::{EndReason, Event, PermissionMode};
 use serde_json::Value;
 
 use crate::runner::EventSink;
 
 /// Where in the session a point is reached, given to every hook call.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct LoopContext {
-    /// The session's id.
+    /// The session's id (a subagent's points carry its main session's).
     pub session_id: String,
-    /// The session file.
+    /// The session file (of the main session, for a subagent too).
     pub transcript_path: PathBuf,
     /// The working directory.
     pub cwd: PathBuf,
     /// The permission mode now.
     pub mode: PermissionMode,
+    /// The subagent the point is reached in; `None` in the main agent.
+    pub agent: Option<SubagentRef>,
+    /// Asks a model one question, counting the spend to this agent.
+    pub evaluator: Arc<dyn Evaluator>,
+}
+
+impl std::fmt::Debug for LoopContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoopContext")
+            .field("session_id", &self.session_id)
+            .field("cwd", &self.cwd)
+            .field("mode", &self.mode)
+            .field("agent", &self.agent)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A subagent, as hooks inside it see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubagentRef {
+    /// Its id (its transcript's file name without `.jsonl`).
+    pub id: String,
+    /// The kind of agent it is: the definition's name, e.g. `general-purpose`.
+    pub agent_type: String,
+    /// Its own transcript.
+    pub transcript_path: PathBuf,
+}
+
+/// A model to ask a question of, for hooks that decide with one.
+#[async_trait::async_trait]
+pub trait Evaluator: Send + Sync {
+    /// Sends `prompt` as the only message, without tools, to `model` (`provider/model` or
+    /// an alias; `None` for the agent's current model) and returns the answer's text. The
+    /// spend is added to the agent's totals. An error is a sentence saying what failed.
+    async fn evaluate(&self, model: Option<&str>, prompt: &str) -> Result<String, String>;
+}
+
+/// Why a session (re)starts, as its start hooks are told.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum StartSource {
+    /// A new session.
+    #[default]
+    Startup,
+    /// A stored session continued (resumed, forked or rewound).
+    Resume,
+    /// A fresh context after `/clear`.
+    Clear,
+    /// The conversation was just replaced by a compaction's summary.
+    Compact,
+}
+
+impl StartSource {
+    /// The source's name: `startup`, `resume`, `clear` or `compact`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StartSource::Startup => "startup",
+            StartSource::Resume => "resume",
+            StartSource::Clear => "clear",
+            StartSource::Compact => "compact",
+        }
+    }
+}
+
+/// What hooks answer when a session starts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StartOutcome {
+    /// Text for the model, sent with the next prompt.
+    pub context: Option<String>,
+    /// A message for the user.
+    pub message: Option<String>,
+}
+
+/// A subagent about to start on its task.
+#[derive(Debug, Clone)]
+pub struct SubagentStartPoint {
+    /// The task's prompt.
+    pub prompt: String,
+}
+
+/// A call the rules and the mode leave to the user, about to be asked.
+#[derive(Debug, Clone)]
+pub struct PermissionPoint {
+    /// The call's id.
+    pub call_id: String,
+    /// The tool's name.
+    pub tool: String,
+    /// Its input.
+    pub input: Value,
+    /// The rule an "always" answer would keep, e.g. `Bash(npm test:*)`.
+    pub suggested_rule: String,
+}
+
+/// What a hook answers in place of the user.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PermissionAnswer {
+    /// Run it (with this input, when given), without asking.
+    Allow(Option<Value>),
+    /// Do not run it; the reason becomes the call's error result.
+    Deny(String),
+}
+
+/// What hooks answer before the user is asked about a call.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PermissionOutcome {
+    /// The answer; `None` asks the user.
+    pub answer: Option<PermissionAnswer>,
+    /// A message for the user.
+    pub message: Option<String>,
+}
+
+/// Something the user is told needs them.
+#[derive(Debug, Clone)]
+pub struct NotificationPoint {
+    /// What kind of thing: `permission_prompt` (a call waits for approval).
+    pub kind: String,
+    /// The message, e.g. "Larik needs your permission to use bash".
+    pub message: String,
 }
 
 /// A prompt about to be sent to the model.
@@ -113,7 +232,8 @@ pub struct ToolResultOutcome {
     pub message: Option<String>,
 }
 
-/// A turn about to stop because the model has answered without calling tools.
+/// A turn about to stop because the model has answered without calling tools (in a
+/// subagent: the subagent about to report).
 #[derive(Debug, Clone)]
 pub struct StopPoint {
     /// The model's last message.
@@ -183,6 +303,37 @@ pub struct CompactedPoint {
 pub trait LoopHook: Send + Sync {
     /// A short name, shown with the hook's messages and in the model's context tags.
     fn name(&self) -> &str;
+
+    /// When the main agent starts on a session (or its conversation was compacted): add
+    /// context for the model.
+    async fn session_start(&self, _at: &LoopContext, _source: StartSource) -> StartOutcome {
+        StartOutcome::default()
+    }
+
+    /// When the main agent stops; returns a message for the user, if any.
+    async fn session_end(&self, _at: &LoopContext, _reason: EndReason) -> Option<String> {
+        None
+    }
+
+    /// When a subagent starts on its task (its `at.agent` is set): add context for it.
+    async fn subagent_start(&self, _at: &LoopContext, _start: &SubagentStartPoint) -> StartOutcome {
+        StartOutcome::default()
+    }
+
+    /// Before the user is asked about a call: answer in their place.
+    async fn permission_request(
+        &self,
+        _at: &LoopContext,
+        _request: &PermissionPoint,
+    ) -> PermissionOutcome {
+        PermissionOutcome::default()
+    }
+
+    /// When the user is told something needs them; returns a message for the user, if
+    /// any. The agent does not wait for it.
+    async fn notification(&self, _at: &LoopContext, _note: &NotificationPoint) -> Option<String> {
+        None
+    }
 
     /// Before a prompt is sent: block it, replace its text, or add context.
     async fn before_prompt(&self, _at: &LoopContext, _prompt: &PromptPoint) -> PromptOutcome {
@@ -265,6 +416,89 @@ impl HookSet {
                 message: format!("hook {source}: {message}"),
             });
         }
+    }
+
+    /// Runs every hook's `session_start` (or, for a subagent, `subagent_start`); returns
+    /// their context as tagged text.
+    pub(crate) async fn on_start(
+        &self,
+        at: &LoopContext,
+        start: Result<StartSource, &SubagentStartPoint>,
+        events: &EventSink,
+    ) -> Vec<String> {
+        let answers = join_all(self.hooks.iter().map(|hook| async move {
+            match start {
+                Ok(source) => hook.session_start(at, source).await,
+                Err(point) => hook.subagent_start(at, point).await,
+            }
+        }))
+        .await;
+        let mut context = Vec::new();
+        for (hook, answer) in self.hooks.iter().zip(answers) {
+            Self::tell(events, hook.name(), answer.message);
+            if let Some(text) = answer.context {
+                context.push(context_tag(hook.name(), &text));
+            }
+        }
+        context
+    }
+
+    /// Runs every hook's `session_end`.
+    pub(crate) async fn session_end(
+        &self,
+        at: &LoopContext,
+        reason: EndReason,
+        events: &EventSink,
+    ) {
+        let answers = join_all(self.hooks.iter().map(|hook| hook.session_end(at, reason))).await;
+        for (hook, message) in self.hooks.iter().zip(answers) {
+            Self::tell(events, hook.name(), message);
+        }
+    }
+
+    /// Runs every hook's `permission_request`; a deny beats an allow, the first allow's
+    /// input (in hook order) is used. Returns the answer and the hook that gave it.
+    pub(crate) async fn permission_request(
+        &self,
+        at: &LoopContext,
+        request: &PermissionPoint,
+        events: &EventSink,
+    ) -> Option<(String, PermissionAnswer)> {
+        let answers = join_all(
+            self.hooks
+                .iter()
+                .map(|hook| hook.permission_request(at, request)),
+        )
+        .await;
+        let mut chosen: Option<(String, PermissionAnswer)> = None;
+        for (hook, answer) in self.hooks.iter().zip(answers) {
+            Self::tell(events, hook.name(), answer.message);
+            match (answer.answer, &chosen) {
+                (
+                    Some(deny @ PermissionAnswer::Deny(_)),
+                    Some((_, PermissionAnswer::Allow(_))) | None,
+                ) => {
+                    chosen = Some((hook.name().to_string(), deny));
+                }
+                (Some(allow @ PermissionAnswer::Allow(_)), None) => {
+                    chosen = Some((hook.name().to_string(), allow));
+                }
+                _ => {}
+            }
+        }
+        chosen
+    }
+
+    /// Runs every hook's `notification` on a task of its own, so the agent need not wait.
+    pub(crate) fn notify(&self, at: LoopContext, note: NotificationPoint, events: &EventSink) {
+        let hooks = self.hooks.clone();
+        let events = events.clone();
+        tokio::spawn(async move {
+            let answers = join_all(hooks.iter().map(|hook| hook.notification(&at, &note))).await;
+            for (hook, message) in hooks.iter().zip(answers) {
+                Self::tell(&events, hook.name(), message);
+            }
+        });
     }
 
     /// Runs every hook's `before_prompt`; the first block and the first replacement (in

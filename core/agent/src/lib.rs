@@ -13,6 +13,7 @@ mod calls;
 mod children;
 mod compact;
 mod context;
+mod evaluate;
 mod guard;
 pub mod hooks;
 mod instructions;
@@ -113,6 +114,8 @@ pub struct AgentConfig {
     pub models: ModelRegistry,
     /// Code that runs at points of the loop (see [`hooks`]), in this order.
     pub hooks: Vec<Arc<dyn LoopHook>>,
+    /// Why the session starts, as its start hooks are told.
+    pub start: hooks::StartSource,
     /// Sections extensions add to the system prompt, after the instruction files and
     /// before the appended text.
     pub prompt_sections: Vec<PromptSection>,
@@ -166,6 +169,7 @@ impl AgentConfig {
             auto_compact_share: Some(DEFAULT_AUTO_COMPACT_SHARE),
             models: ModelRegistry::default(),
             hooks: Vec::new(),
+            start: hooks::StartSource::Startup,
             prompt_sections: Vec::new(),
             trace: None,
         }

@@ -6,7 +6,9 @@ use std::sync::{Arc, Mutex};
 
 use larik_permissions::PermissionPolicy;
 use larik_protocol::sync::locked;
-use larik_protocol::{Event, Message, Op, PermissionDecision, PermissionMode, StopReason, Usage};
+use larik_protocol::{
+    EndReason, Event, Message, Op, PermissionDecision, PermissionMode, StopReason, Usage,
+};
 use larik_providers::{ModelClient, ToolSpec, connect_traced, split_model_name};
 use larik_session::SessionWriter;
 use tokio::sync::{mpsc, oneshot};
@@ -122,6 +124,10 @@ pub(crate) struct Runner {
     pub(crate) measured: Option<crate::window::Measured>,
     /// What runs at the points of the loop.
     pub(crate) hooks: crate::hooks::HookSet,
+    /// Hooks' context for the model, sent with the next prompt.
+    pub(crate) hook_context: Vec<String>,
+    /// The configuration a hook's model question is sent with, made at the first.
+    hook_config: std::sync::OnceLock<Arc<AgentConfig>>,
     /// Where it sits among its session's agents.
     pub(crate) lineage: crate::children::Lineage,
     /// For a child: its parent's state, where its usage is reported.
@@ -158,6 +164,9 @@ impl Runner {
         };
         let lineage = crate::children::Lineage {
             id: session.writer.id().to_string(),
+            session_id: session.writer.id().to_string(),
+            session_path: session.writer.path().to_path_buf(),
+            subagent: None,
             depth: 0,
             agents_dir: larik_session::agents_dir(session.writer.path()),
             request_prefix: String::new(),
@@ -189,6 +198,8 @@ impl Runner {
             model_info: Default::default(),
             measured: None,
             hooks: crate::hooks::HookSet::new(config.hooks.clone()),
+            hook_context: Vec::new(),
+            hook_config: std::sync::OnceLock::new(),
             config,
         })
     }
@@ -204,6 +215,7 @@ impl Runner {
         });
         self.notice_unpriced_budget();
         self.answer_unanswered_calls();
+        self.session_start_hooks(self.config.start).await;
         let mut inbox = Inbox {
             ops,
             queued: VecDeque::new(),
@@ -212,10 +224,10 @@ impl Runner {
             events: self.events.clone(),
             background: Arc::clone(&self.background),
         };
-        loop {
+        let reason = loop {
             if !inbox.open {
                 // The front end is gone: nobody can watch or answer queued work.
-                break;
+                break EndReason::Other;
             }
             let op = match inbox.queued.pop_front() {
                 Some(op) => op,
@@ -233,7 +245,7 @@ impl Runner {
                         tokio::select! {
                             op = inbox.ops.recv() => match op {
                                 Some(op) => op,
-                                None => break,
+                                None => break EndReason::Other,
                             },
                             _ = finished.changed() => continue,
                         }
@@ -286,10 +298,11 @@ impl Runner {
                         });
                     }
                 }
-                Op::Shutdown => break,
+                Op::Shutdown { reason } => break reason,
             }
-        }
+        };
         self.background.stop_all();
+        self.session_end_hooks(reason).await;
     }
 
     fn switch_model(&mut self, model: String) {
@@ -349,12 +362,52 @@ impl Runner {
 
     /// Where the loop is, for the hooks.
     pub(crate) fn loop_context(&self) -> crate::hooks::LoopContext {
+        let agent = self
+            .lineage
+            .subagent
+            .as_ref()
+            .map(|(agent_type, transcript)| crate::hooks::SubagentRef {
+                id: self.lineage.id.clone(),
+                agent_type: agent_type.clone(),
+                transcript_path: transcript.clone(),
+            });
+        let config = self
+            .hook_config
+            .get_or_init(|| Arc::new(self.config.clone()));
         crate::hooks::LoopContext {
-            session_id: self.session.id().to_string(),
-            transcript_path: self.session.path().to_path_buf(),
+            session_id: self.lineage.session_id.clone(),
+            transcript_path: self.lineage.session_path.clone(),
             cwd: self.config.cwd.clone(),
             mode: locked(&self.shared.policy).mode(),
+            agent,
+            evaluator: Arc::new(crate::evaluate::ModelEvaluator {
+                config: Arc::clone(config),
+                current_model: self.model_name.clone(),
+                shared: Arc::clone(&self.shared),
+            }),
         }
+    }
+
+    /// Runs the start hooks of the main agent, whose context goes with the next prompt.
+    pub(crate) async fn session_start_hooks(&mut self, source: crate::hooks::StartSource) {
+        if self.hooks.is_empty() || self.lineage.subagent.is_some() {
+            return;
+        }
+        let context = self
+            .hooks
+            .on_start(&self.loop_context(), Ok(source), &self.events)
+            .await;
+        self.hook_context.extend(context);
+    }
+
+    /// Runs the end hooks of the main agent.
+    async fn session_end_hooks(&mut self, reason: EndReason) {
+        if self.hooks.is_empty() || self.lineage.subagent.is_some() {
+            return;
+        }
+        self.hooks
+            .session_end(&self.loop_context(), reason, &self.events)
+            .await;
     }
 
     /// The session file's path, for the model to search after a compaction.
@@ -480,11 +533,11 @@ impl Inbox {
                     }
                     Some(Op::SetMode { mode }) => self.set_mode(mode),
                     Some(Op::Tasks { stop }) => self.tasks(&stop),
-                    Some(Op::Shutdown) => {
+                    Some(Op::Shutdown { reason }) => {
                         // Stop now: a turn waiting for a permission reply would otherwise
                         // never end.
                         cancel.cancel();
-                        self.queued.push_front(Op::Shutdown);
+                        self.queued.push_front(Op::Shutdown { reason });
                     }
                     Some(other) => self.queued.push_back(other),
                     None => {
@@ -513,7 +566,7 @@ impl Inbox {
 }
 
 /// The client for `model` (a `provider/model` or an alias) and its full name.
-fn connect_model(
+pub(crate) fn connect_model(
     config: &AgentConfig,
     model: &str,
 ) -> Result<(Arc<dyn ModelClient>, String), AgentError> {

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::compact::{Cause, Summarised};
 use crate::guard::LoopGuard;
-use crate::hooks::{MAX_STOP_CONTINUATIONS, PromptPoint, StopPoint};
+use crate::hooks::{MAX_STOP_CONTINUATIONS, PromptPoint, StopPoint, SubagentStartPoint};
 use crate::runner::Runner;
 use crate::window::Measured;
 
@@ -56,10 +56,14 @@ impl Runner {
             .map(|note| Block::Text {
                 text: format!("<note from=\"larik\">{note}</note>"),
             });
+        let hook_context = std::mem::take(&mut self.hook_context)
+            .into_iter()
+            .map(|text| Block::Text { text });
         let reports = self.task_notifications();
         self.record(Message {
             role: Role::User,
             content: notes
+                .chain(hook_context)
                 .chain(reports)
                 .chain(content.into_iter().map(user_block))
                 .collect(),
@@ -208,6 +212,8 @@ impl Runner {
             }
         };
 
+        // What hooks' models spent while the turn stopped.
+        turn_usage.add(&self.take_child_usage());
         self.complete_turn(stop_reason, requests, last_message, turn_usage);
     }
 
@@ -220,7 +226,8 @@ impl Runner {
     }
 
     /// Runs the hooks before a prompt; `None` when one blocks it (and says why), else the
-    /// content to send, with the hooks' text replaced or added.
+    /// content to send, with the hooks' text replaced or added. A subagent's task prompt
+    /// runs its start hooks instead, which can only add context.
     async fn prompt_hooks(&mut self, mut content: Vec<UserContent>) -> Option<Vec<UserContent>> {
         if self.hooks.is_empty() {
             return Some(content);
@@ -233,6 +240,17 @@ impl Runner {
             })
             .collect::<Vec<_>>()
             .join("\n\n");
+        if self.lineage.subagent.is_some() {
+            if self.turn_number == 1 {
+                let point = SubagentStartPoint { prompt: text };
+                let context = self
+                    .hooks
+                    .on_start(&self.loop_context(), Err(&point), &self.events)
+                    .await;
+                content.extend(context.into_iter().map(|text| UserContent::Text { text }));
+            }
+            return Some(content);
+        }
         let point = PromptPoint {
             turn: self.turn_number,
             text,

@@ -668,7 +668,7 @@ async fn shutdown_while_a_permission_question_waits_stops_the_agent() {
         .enqueue(turn().tool_call("b1", "bash", json!({ "command": "echo x" })));
     s.send(Op::user_text("go"));
     s.asked().await;
-    s.send(Op::Shutdown);
+    s.send(Op::shutdown());
     let (_, stop) = s.turn_complete().await;
     assert_eq!(stop, StopReason::Cancelled);
     let ended = s.next_unless_stopped().await;

@@ -5,7 +5,8 @@
 //! What counts is decided by the merge ([`crate::load`]) alone; this module reads its
 //! verdicts back: a setting the merge ignored has a notice naming its key (or a key above
 //! it), a loosening one waits for approval, a single value a later file sets again is
-//! overridden, and a key the merge does not read belongs to another tool.
+//! overridden (lists and hooks add up instead), and a key the merge does not read belongs
+//! to another tool.
 
 use std::path::{Path, PathBuf};
 
@@ -16,7 +17,7 @@ use crate::settings::{ConfigContext, LoadedConfig};
 use crate::update::{UpdateError, child_object, update_json};
 
 /// The top-level keys Larik reads.
-pub const KNOWN_KEYS: [&str; 16] = [
+pub const KNOWN_KEYS: [&str; 18] = [
     "model",
     "debug",
     "permissions",
@@ -33,6 +34,8 @@ pub const KNOWN_KEYS: [&str; 16] = [
     "max_budget_usd",
     "auto_compact_share",
     "approvals",
+    "hooks",
+    "disableAllHooks",
 ];
 
 /// Whether a setting counts.
@@ -111,8 +114,13 @@ fn leaves(object: &Map<String, Value>, prefix: &str, into: &mut Vec<(String, Val
             format!("{prefix}.{key}")
         };
         match value {
-            // An MCP server's entry is one setting: it is approved as a whole.
-            Value::Object(child) if !child.is_empty() && !dotted.starts_with("mcpServers.") => {
+            // An MCP server's entry is one setting: it is approved as a whole. One hook
+            // event's list is shown whole too: the hooks crate reads what is inside.
+            Value::Object(child)
+                if !child.is_empty()
+                    && !dotted.starts_with("mcpServers.")
+                    && !dotted.starts_with("hooks.") =>
+            {
                 leaves(child, &dotted, into);
             }
             other => into.push((dotted, other.clone())),
@@ -198,17 +206,23 @@ fn status_of(loaded: &LoadedConfig, file: &Path, key: &str) -> SettingStatus {
 }
 
 /// Marks a single value that a later file sets again, and counts there, as overridden.
-/// Lists add up across files and are never overridden.
+/// Lists and every file's hooks add up across files and are never overridden;
+/// `disableAllHooks` is overridden only by a file of the same layer (a shared file's `true`
+/// and a personal file's value set different things).
 fn mark_overridden(entries: &mut [SettingEntry]) {
     for index in 0..entries.len() {
         let entry = &entries[index];
-        if entry.status != SettingStatus::Counts || entry.value.is_array() {
+        if entry.status != SettingStatus::Counts
+            || entry.value.is_array()
+            || under(&entry.key, "hooks")
+        {
             continue;
         }
         let later = entries[index + 1..].iter().rev().find(|later| {
             later.key == entry.key
                 && later.file != entry.file
                 && later.status == SettingStatus::Counts
+                && (entry.key != "disableAllHooks" || later.trust == entry.trust)
         });
         if let Some(later) = later {
             let by = later.file.clone();

@@ -58,10 +58,14 @@ pub fn personal_project_file(config_dir: &Path, project_root: &Path) -> PathBuf 
         .join(format!("{}.json", path_slug(project_root)))
 }
 
+/// Claude Code's shared settings file, relative to the project root.
+pub const CLAUDE_SETTINGS: &str = ".claude/settings.json";
+
 /// The files merged for a project, in order (later ones win for single values):
-/// `<config dir>/config.json` (personal), the project's `.mcp.json` and
-/// `.larik/settings.json` (shared), then the project's personal file. Without a config
-/// directory only the shared files are read. `.larik/settings.local.json` is never read.
+/// `<config dir>/config.json` (personal), the project's `.mcp.json`,
+/// `.claude/settings.json` and `.larik/settings.json` (shared), then the project's personal
+/// file. Without a config directory only the shared files are read.
+/// `.larik/settings.local.json` and `.claude/settings.local.json` are never read.
 pub fn layer_files(config_dir: Option<&Path>, project_root: &Path) -> Vec<LayerFile> {
     let mut files = Vec::new();
     if let Some(dir) = config_dir {
@@ -70,7 +74,7 @@ pub fn layer_files(config_dir: Option<&Path>, project_root: &Path) -> Vec<LayerF
             trust: Trust::Personal,
         });
     }
-    for shared in [".mcp.json", ".larik/settings.json"] {
+    for shared in [".mcp.json", CLAUDE_SETTINGS, ".larik/settings.json"] {
         files.push(LayerFile {
             path: project_root.join(shared),
             trust: Trust::Shared,
@@ -151,11 +155,12 @@ mod tests {
             [
                 ("/c/larik/config.json", Trust::Personal),
                 ("/w/proj/.mcp.json", Trust::Shared),
+                ("/w/proj/.claude/settings.json", Trust::Shared),
                 ("/w/proj/.larik/settings.json", Trust::Shared),
                 ("/c/larik/projects/-w-proj.json", Trust::Personal),
             ]
         );
-        assert_eq!(layer_files(None, Path::new("/w/proj")).len(), 2);
+        assert_eq!(layer_files(None, Path::new("/w/proj")).len(), 3);
     }
 
     #[test]

@@ -27,9 +27,9 @@ pub use layers::{
     read_layer,
 };
 pub use settings::{
-    ConfigContext, ConfigNotice, ConfiguredRule, LoadedConfig, LspServerSettings, LspSettings,
-    McpOAuthSettings, McpServerSettings, ModelConfig, ModelEntrySettings, PermissionSettings,
-    PriceSettings, RoleSettings, SandboxSettings, Settings, load,
+    ConfigContext, ConfigNotice, ConfiguredRule, HookLayer, LoadedConfig, LspServerSettings,
+    LspSettings, McpOAuthSettings, McpServerSettings, ModelConfig, ModelEntrySettings,
+    PermissionSettings, PriceSettings, RoleSettings, SandboxSettings, Settings, load,
 };
 pub use update::{
     UpdateError, persist_allow_rule, persist_deny_rule, remove_personal_mcp_server,

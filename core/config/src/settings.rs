@@ -1,12 +1,13 @@
 //! The merged settings and how each file adds to them. Later files win for single values;
-//! lists (permission rules, writable paths, allowed hosts) accumulate. A shared file may
-//! only tighten: deny and ask rules, a stricter permission mode, the sandbox switched on, a
-//! language server or all of them switched off. Whatever in a shared file would loosen (allow
-//! rules, a looser mode, the sandbox off, writable paths, network, language-server commands)
-//! is ignored with one notice naming the key and where it would count, and listed as
-//! awaiting approval, unless the user approved that very value ([`crate::approvals`]): then it
-//! counts as if personal. A value of the wrong type is ignored with a notice too; unknown
-//! keys are left alone (other tools' settings). Model and spending keys are in [`models`].
+//! lists (permission rules, writable paths, allowed hosts, each file's hooks) accumulate. A
+//! shared file may only tighten: deny and ask rules, a stricter permission mode, the sandbox
+//! switched on, a language server or all of them switched off, shared files' hooks switched
+//! off. Whatever in a shared file would loosen (allow rules, a looser mode, the sandbox off,
+//! writable paths, network, language-server commands, hooks) is ignored with one notice
+//! naming the key and where it would count, and listed as awaiting approval, unless the user
+//! approved that very value ([`crate::approvals`]): then it counts as if personal. A value
+//! of the wrong type is ignored with a notice too; unknown keys are left alone (other tools'
+//! settings). Model and spending keys are in [`models`].
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -20,7 +21,9 @@ mod models;
 pub use models::{ModelConfig, ModelEntrySettings, PriceSettings, RoleSettings};
 
 use crate::approvals::{APPROVALS_KEY, ApprovalState, Approvals, PendingApproval, content_hash};
-use crate::layers::{LayerFile, Trust, json_kind, layer_files, personal_project_file, read_layer};
+use crate::layers::{
+    CLAUDE_SETTINGS, LayerFile, Trust, json_kind, layer_files, personal_project_file, read_layer,
+};
 
 /// Where the configuration of one project comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -169,6 +172,17 @@ impl Default for LspSettings {
     }
 }
 
+/// The `hooks` object of one configuration file, as written: the hooks crate reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookLayer {
+    /// The file it came from.
+    pub file: PathBuf,
+    /// Whether that file is personal (a shared file's hooks count only once approved).
+    pub personal: bool,
+    /// The `hooks` object.
+    pub value: Value,
+}
+
 /// Every setting Larik takes from its configuration files.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Settings {
@@ -201,6 +215,20 @@ pub struct Settings {
     /// `subagents.max_depth`: how deep subagents may start subagents of their own (1, the
     /// default: only the main agent starts them). Personal files only (or approved).
     pub subagents_max_depth: Option<u32>,
+    /// `hooks`: the `hooks` object of every file that has one, in file order; every file's
+    /// hooks run (none overrides another's). A shared file's object counts only once the
+    /// user approved its exact value (any change loses the approval).
+    pub hooks: Vec<HookLayer>,
+    /// `disableAllHooks` from personal files: `true` means no hooks run at all, personal or
+    /// shared. A later personal file's `false` clears an earlier `true`; shared files never
+    /// change it.
+    pub disable_all_hooks: bool,
+    /// `disableAllHooks: true` from a shared file: the hooks of every shared file (each
+    /// [`HookLayer`] whose `personal` is false, whether its file is merged before or after
+    /// the one saying so) do not run; personal files' hooks still do. Nothing clears it: a
+    /// personal file's `false` clears only [`Settings::disable_all_hooks`], and a shared
+    /// file's `false` is ignored with a notice.
+    pub disable_shared_hooks: bool,
 }
 
 /// The merged settings, the notices for the user, and the files that were read.
@@ -279,6 +307,11 @@ impl Layer<'_> {
     fn merge(&mut self, object: &Map<String, Value>, settings: &mut Settings) {
         for (key, value) in object {
             match key.as_str() {
+                // Claude Code's model names (`opus`, `claude-sonnet-4-5`) name no provider.
+                "model" if self.file.path.ends_with(CLAUDE_SETTINGS) => self.notice(format!(
+                    "`model` ignored: it names a model for Claude Code; set `model` as \
+                     `provider/model` in .larik/settings.json or a personal file"
+                )),
                 "model" => {
                     if let Some(model) = self.string("model", value) {
                         settings.model = Some(model);
@@ -322,6 +355,8 @@ impl Layer<'_> {
                     None => self.wrong_type("mcp_search_count", "a whole number", value),
                 },
                 "subagents" => self.subagents(value, settings),
+                "hooks" => self.hooks(value, &mut settings.hooks),
+                "disableAllHooks" => self.disable_all_hooks(value, settings),
                 "permissions" => self.permissions(value, &mut settings.permissions),
                 "sandbox" => self.sandbox(value, &mut settings.sandbox),
                 "lsp" => self.lsp(value, &mut settings.lsp),
@@ -356,6 +391,41 @@ impl Layer<'_> {
                 },
                 other => self.notice(format!("`subagents.{other}` ignored: not a setting")),
             }
+        }
+    }
+
+    /// `hooks`: the object is kept whole for the hooks crate, from a shared file only when
+    /// the user approved this very value.
+    fn hooks(&mut self, value: &Value, hooks: &mut Vec<HookLayer>) {
+        if self.object("hooks", value).is_none()
+            || !self.may_loosen("hooks", value, "run commands as hooks")
+        {
+            return;
+        }
+        hooks.push(HookLayer {
+            file: self.file.path.clone(),
+            personal: !self.shared(),
+            value: value.clone(),
+        });
+    }
+
+    /// `disableAllHooks`: a personal file's value sets [`Settings::disable_all_hooks`]; a
+    /// shared file's `true` sets [`Settings::disable_shared_hooks`], and its `false` is
+    /// refused (a shared file may switch hooks off, not back on).
+    fn disable_all_hooks(&mut self, value: &Value, settings: &mut Settings) {
+        let Some(disable) = self.boolean("disableAllHooks", value) else {
+            return;
+        };
+        if !self.shared() {
+            settings.disable_all_hooks = disable;
+        } else if disable {
+            settings.disable_shared_hooks = true;
+        } else {
+            self.notice(
+                "`disableAllHooks` ignored: a file shared with the repository may switch hooks \
+                 off, not back on"
+                    .to_string(),
+            );
         }
     }
 

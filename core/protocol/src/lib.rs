@@ -17,7 +17,7 @@ pub mod usage;
 
 pub use context::{ContextPart, ContextPartKind, ContextReport};
 pub use event::{AgentLabel, Event, StopReason, TaskInfo, TaskState};
-pub use op::{Op, ReasoningEffort, UserContent};
+pub use op::{EndReason, Op, ReasoningEffort, UserContent};
 pub use permission::{PermissionDecision, PermissionMode, PermissionOption, PermissionOptionKind};
 pub use tool::{
     FileChange, FileLocation, PlanEntry, PlanPriority, PlanStatus, ToolCallStatus, ToolKind,

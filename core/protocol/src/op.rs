@@ -116,11 +116,44 @@ pub enum Op {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         stop: Vec<String>,
     },
-    /// Stop the agent; a running turn is cancelled first, as by [`Op::Interrupt`].
-    Shutdown,
+    /// Stop the agent; a running turn is cancelled first, as by [`Op::Interrupt`]. The
+    /// reason is what the session's end hooks are told.
+    Shutdown {
+        /// Why the session ends.
+        #[serde(default)]
+        reason: EndReason,
+    },
+}
+
+/// Why a session's agent stops.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    /// `/clear` moved the conversation to a fresh context.
+    Clear,
+    /// Anything else: the front end closed the session, the run ended, the process exits.
+    #[default]
+    Other,
+}
+
+impl EndReason {
+    /// The reason's name: `clear` or `other`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndReason::Clear => "clear",
+            EndReason::Other => "other",
+        }
+    }
 }
 
 impl Op {
+    /// Stop the agent for no particular reason ([`EndReason::Other`]).
+    pub fn shutdown() -> Self {
+        Op::Shutdown {
+            reason: EndReason::Other,
+        }
+    }
+
     /// A user turn made of one text block.
     pub fn user_text(text: impl Into<String>) -> Self {
         Op::UserTurn {

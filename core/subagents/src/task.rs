@@ -249,6 +249,7 @@ impl Tool for TaskTool {
             .as_deref()
             .and_then(permission_mode);
         let request = ChildRequest {
+            agent_type: definition.name.clone(),
             instructions: definition.prompt.clone(),
             model: choice.model,
             tools: ToolChoice {
@@ -510,7 +511,7 @@ async fn drive(
         }
         parent.forward(labelled(label, event));
     }
-    let _ = child.ops.send(Op::Shutdown);
+    let _ = child.ops.send(Op::shutdown());
     let _ = child.task.await;
     outcome
 }

@@ -56,6 +56,9 @@ impl ToolChoice {
 /// What a child agent is to be.
 #[derive(Debug, Clone, Default)]
 pub struct ChildRequest {
+    /// What kind of agent it is (a definition's name, e.g. `general-purpose`), as hooks
+    /// inside it are told.
+    pub agent_type: String,
     /// The start of its system prompt (a subagent definition's body); the agent adds a
     /// request for a complete final report, the environment, and the instruction files.
     pub instructions: String,

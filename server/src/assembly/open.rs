@@ -54,7 +54,7 @@ pub(super) struct Opened {
 /// A stored session before its agent starts.
 pub struct Stored {
     pub(super) loaded: LoadedSession,
-    branch: Branch,
+    pub(super) branch: Branch,
 }
 
 impl Open {

@@ -139,7 +139,12 @@ impl<W: Wire> Task<W> {
         // The new session runs: stop the old agent and wait until it has (its file is then
         // complete), then take the new one's state.
         let old = std::mem::replace(&mut self.agent, assembled.agent);
-        let _ = old.ops.send(Op::Shutdown);
+        let reason = if kind == SwitchKind::Clear {
+            larik_protocol::EndReason::Clear
+        } else {
+            larik_protocol::EndReason::Other
+        };
+        let _ = old.ops.send(Op::Shutdown { reason });
         let mut old_events = old.events;
         while old_events.recv().await.is_some() {}
         let _ = old.task.await;

@@ -12,6 +12,9 @@ use serde_json::Value;
 /// The shared project settings file, relative to the project root.
 pub const SHARED: &str = ".larik/settings.json";
 
+/// The project's shared Claude Code settings file, relative to the project root.
+pub const CLAUDE: &str = ".claude/settings.json";
+
 /// A home with a personal config directory and a project (a git repository) in it.
 ///
 /// The config directory is not created: writing into it must create it when needed.
@@ -51,6 +54,11 @@ impl World {
     /// Writes the project's shared settings file.
     pub fn shared(&self, text: &str) {
         self.write(&self.project.join(SHARED), text);
+    }
+
+    /// Writes the project's shared Claude Code settings file.
+    pub fn claude(&self, text: &str) {
+        self.write(&self.project.join(CLAUDE), text);
     }
 
     /// Writes the user's personal file for this project.
