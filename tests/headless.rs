@@ -18,6 +18,8 @@ mod config;
 mod control;
 #[path = "headless_cases/extension.rs"]
 mod extension;
+#[path = "headless_cases/hooks.rs"]
+mod hooks;
 #[path = "headless_cases/mcp.rs"]
 mod mcp;
 #[path = "headless_cases/mcp_remote.rs"]
