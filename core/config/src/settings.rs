@@ -308,10 +308,11 @@ impl Layer<'_> {
         for (key, value) in object {
             match key.as_str() {
                 // Claude Code's model names (`opus`, `claude-sonnet-4-5`) name no provider.
-                "model" if self.file.path.ends_with(CLAUDE_SETTINGS) => self.notice(format!(
+                "model" if self.file.path.ends_with(CLAUDE_SETTINGS) => self.notice(
                     "`model` ignored: it names a model for Claude Code; set `model` as \
                      `provider/model` in .larik/settings.json or a personal file"
-                )),
+                        .to_string(),
+                ),
                 "model" => {
                     if let Some(model) = self.string("model", value) {
                         settings.model = Some(model);
