@@ -355,3 +355,69 @@ async fn a_prompt_hook_asks_the_model_and_its_no_denies_the_call() {
         "the hook's spend is in the totals: {result}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn permission_request_hooks_answer_for_the_user_and_post_tool_hooks_give_feedback() {
+    let harness = Harness::new().await;
+    let log = harness.hook_log("post.log");
+    let answer = harness.hook_script(
+        "answer.sh",
+        r#"input=$(cat)
+case "$input" in
+  *'"command":"touch'*) echo '{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}}' ;;
+  *) echo '{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "deny", "message": "ask a human"}}}' ;;
+esac
+"#,
+    );
+    harness.personal_hooks(json!({
+        "PermissionRequest": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": format!("bash {}", answer.display())}
+        ]}],
+        "PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command":
+            format!("{}; echo '{{\"decision\": \"block\", \"reason\": \"run the linter next\"}}'", log_payload(&log))}]}],
+        "PostToolUseFailure": [{"matcher": "Read", "hooks": [{"type": "command", "command": log_payload(&log)}]}]
+    }));
+    harness
+        .server
+        .enqueue(turn().tool_call("t1", "bash", json!({"command": "touch made"})));
+    harness
+        .server
+        .enqueue(turn().tool_call("t2", "bash", json!({"command": "curl example.org"})));
+    harness
+        .server
+        .enqueue(turn().tool_call("t3", "read", json!({"file_path": "missing.txt"})));
+    harness.server.enqueue(turn().text("done"));
+
+    let output = harness.run(&["-p", "go"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(harness.cwd().join("made").exists(), "the hook allowed it");
+    let requests = harness.server.requests();
+    assert!(
+        requests[1].raw_body.contains("run the linter next"),
+        "feedback after the call"
+    );
+    assert!(
+        requests[2]
+            .raw_body
+            .contains("denied by hook ~/.config/larik/config.json: ask a human"),
+        "{}",
+        requests[2].raw_body
+    );
+    let payloads = logged(&log);
+    let events: Vec<&str> = payloads
+        .iter()
+        .map(|payload| payload["hook_event_name"].as_str().expect("event"))
+        .collect();
+    assert_eq!(
+        events,
+        ["PostToolUse", "PostToolUseFailure"],
+        "{payloads:#?}"
+    );
+    assert_eq!(payloads[0]["tool_response"]["success"], true);
+    assert_eq!(payloads[1]["tool_name"], "Read");
+    assert!(
+        payloads[1]["error"]
+            .as_str()
+            .is_some_and(|error| !error.is_empty())
+    );
+}

@@ -8,11 +8,13 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use larik_agent::hooks::{
-    CompactOutcome, CompactPoint, CompactedPoint, HookDecision, LoopContext, PromptOutcome,
-    PromptPoint, StopOutcome, StopPoint, ToolCallOutcome, ToolCallPoint, ToolResultOutcome,
+    CompactOutcome, CompactPoint, CompactedPoint, HookDecision, LoopContext, NotificationPoint,
+    PermissionAnswer, PermissionOutcome, PermissionPoint, PromptOutcome, PromptPoint, StartOutcome,
+    StartSource, StopOutcome, StopPoint, ToolCallOutcome, ToolCallPoint, ToolResultOutcome,
     ToolResultPoint,
 };
 use larik_agent::{AgentConfig, LoopHook};
+use larik_protocol::{EndReason, PermissionDecision};
 use larik_protocol::{Event, Op, PermissionMode, StopReason};
 use larik_testkit::turn;
 use serde_json::{Value, json};
@@ -34,6 +36,8 @@ struct Script {
     /// Answers to successive stops; afterwards, nothing.
     stops: Mutex<Vec<StopOutcome>>,
     compact: CompactOutcome,
+    /// Answers to successive permission requests; afterwards, none.
+    permissions: Mutex<Vec<PermissionOutcome>>,
     seen: Mutex<Vec<String>>,
 }
 
@@ -55,6 +59,41 @@ impl LoopHook for TestHook {
         assert!(at.transcript_path.exists(), "the session file is named");
         self.saw(format!("before_prompt {} {}", prompt.turn, prompt.text));
         self.0.prompt.clone()
+    }
+
+    async fn session_start(&self, _at: &LoopContext, source: StartSource) -> StartOutcome {
+        self.saw(format!("session_start {}", source.as_str()));
+        StartOutcome {
+            context: Some("Started on branch main.".into()),
+            message: None,
+        }
+    }
+
+    async fn session_end(&self, _at: &LoopContext, reason: EndReason) -> Option<String> {
+        self.saw(format!("session_end {}", reason.as_str()));
+        None
+    }
+
+    async fn permission_request(
+        &self,
+        _at: &LoopContext,
+        request: &PermissionPoint,
+    ) -> PermissionOutcome {
+        self.saw(format!(
+            "permission_request {} {}",
+            request.tool, request.suggested_rule
+        ));
+        let mut answers = self.0.permissions.lock().expect("permissions lock");
+        if answers.is_empty() {
+            PermissionOutcome::default()
+        } else {
+            answers.remove(0)
+        }
+    }
+
+    async fn notification(&self, _at: &LoopContext, note: &NotificationPoint) -> Option<String> {
+        self.saw(format!("notification {} {}", note.kind, note.message));
+        Some("notified".into())
     }
 
     async fn before_tool(&self, _at: &LoopContext, call: &ToolCallPoint) -> ToolCallOutcome {
@@ -180,6 +219,7 @@ async fn a_hook_sees_every_point_and_its_answers_take_effect() {
     assert_eq!(
         seen(&script),
         [
+            "session_start startup",
             "before_prompt 1 look around",
             "before_tool bash",
             "before_tool read",
@@ -300,7 +340,10 @@ async fn a_blocked_prompt_never_reaches_the_model_or_the_session_file() {
     );
     assert!(s.server.requests().is_empty());
     assert!(s.saved_messages().is_empty());
-    assert_eq!(seen(&script), ["before_prompt 1 print the secret"]);
+    assert_eq!(
+        seen(&script),
+        ["session_start startup", "before_prompt 1 print the secret"]
+    );
 }
 
 #[tokio::test]
@@ -390,4 +433,96 @@ async fn compaction_hooks_add_instructions_and_see_the_summary() {
         "{seen:?}"
     );
     assert!(notices(&events).contains(&"hook test: compaction seen".to_string()));
+}
+
+#[tokio::test]
+async fn hooks_answer_permission_requests_hear_notifications_and_see_the_session_start_and_end() {
+    let (mut s, script) = with_hook(
+        Script {
+            permissions: Mutex::new(vec![
+                PermissionOutcome {
+                    answer: Some(PermissionAnswer::Allow(Some(
+                        json!({"file_path": "by-hook.txt", "content": "from the hook\n"}),
+                    ))),
+                    message: None,
+                },
+                PermissionOutcome {
+                    answer: Some(PermissionAnswer::Deny("not this one".into())),
+                    message: None,
+                },
+            ]),
+            ..Script::default()
+        },
+        |_| {},
+    )
+    .await;
+    let write = |id: &str, name: &str| {
+        turn().tool_call(id, "write", json!({"file_path": name, "content": "x\n"}))
+    };
+    s.server.enqueue(write("w1", "asked.txt"));
+    s.server.enqueue(write("w2", "refused.txt"));
+    s.server.enqueue(write("w3", "user.txt"));
+    s.server.enqueue(turn().text("done"));
+    s.send(Op::user_text("write three files"));
+
+    // The third call is left to the user, who is notified and allows it.
+    let events = s.asked().await;
+    s.reply(&events, PermissionDecision::AllowOnce);
+    let mut events = events;
+    events.extend(s.turn_complete().await.0);
+    if !notices(&events)
+        .iter()
+        .any(|notice| notice.ends_with("notified"))
+    {
+        s.until(
+            |event| matches!(event, Event::Notice { message } if message.ends_with("notified")),
+        )
+        .await;
+    }
+    assert_eq!(
+        std::fs::read_to_string(s.path("by-hook.txt")).expect("the hook's input ran"),
+        "from the hook\n"
+    );
+    assert!(!s.path("asked.txt").exists(), "the input was replaced");
+    assert!(!s.path("refused.txt").exists());
+    assert!(s.path("user.txt").exists());
+    let bodies: Vec<String> = s
+        .chat_requests()
+        .iter()
+        .map(|r| r.raw_body.clone())
+        .collect();
+    assert!(bodies[2].contains("not this one"), "{}", bodies[2]);
+    // The request body is JSON: the tag's quotes and line breaks are escaped there.
+    assert!(
+        bodies[0].contains(
+            r#"<hook-context source=\"test\">\nStarted on branch main.\n</hook-context>"#
+        ),
+        "{}",
+        bodies[0]
+    );
+
+    s.send(Op::shutdown());
+    while s.next_unless_stopped().await.is_some() {}
+    let seen = seen(&script);
+    assert_eq!(
+        seen.first().map(String::as_str),
+        Some("session_start startup")
+    );
+    assert_eq!(seen.last().map(String::as_str), Some("session_end other"));
+    let asked: Vec<&String> = seen
+        .iter()
+        .filter(|point| {
+            point.starts_with("permission_request") || point.starts_with("notification")
+        })
+        .collect();
+    assert_eq!(
+        asked,
+        [
+            "permission_request write Edit(./asked.txt)",
+            "permission_request write Edit(./refused.txt)",
+            "permission_request write Edit(./user.txt)",
+            "notification permission_prompt Larik needs your permission to use write",
+        ],
+        "{seen:#?}"
+    );
 }
