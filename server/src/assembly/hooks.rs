@@ -29,7 +29,7 @@ use serde_json::{Value, json};
 
 use super::error::{Notice, SetupError};
 use super::extension::{Contributions, Extension, Scope};
-use payload::{claude_tool_name, tool_response};
+use payload::{claude_tool_name, tool_fields, tool_response};
 
 /// Hooks: each settings file's `hooks`, on the loop seam.
 #[derive(Default)]
@@ -249,12 +249,7 @@ impl LoopHook for ClaudeHooks {
     }
 
     async fn before_tool(&self, at: &LoopContext, call: &ToolCallPoint) -> ToolCallOutcome {
-        let fields = json!({
-            "tool_name": claude_tool_name(&call.tool).unwrap_or(&call.tool),
-            "larik_tool_name": call.tool,
-            "tool_input": call.input,
-            "tool_use_id": call.call_id,
-        });
+        let fields = tool_fields(&call.tool, &call.input, &call.call_id);
         let replies = self
             .run(
                 at,
@@ -329,13 +324,8 @@ impl LoopHook for ClaudeHooks {
         at: &LoopContext,
         request: &PermissionPoint,
     ) -> PermissionOutcome {
-        let fields = json!({
-            "tool_name": claude_tool_name(&request.tool).unwrap_or(&request.tool),
-            "larik_tool_name": request.tool,
-            "tool_input": request.input,
-            "tool_use_id": request.call_id,
-            "permission_suggestions": [request.suggested_rule],
-        });
+        let mut fields = tool_fields(&request.tool, &request.input, &request.call_id);
+        fields["permission_suggestions"] = json!([request.suggested_rule]);
         let replies = self
             .run(
                 at,
@@ -410,10 +400,12 @@ impl LoopHook for ClaudeHooks {
                 json!({ "tool_response": tool_response(&result.input, &result.output) }),
             )
         };
-        fields["tool_name"] = json!(claude_tool_name(&result.tool).unwrap_or(&result.tool));
-        fields["larik_tool_name"] = json!(result.tool);
-        fields["tool_input"] = result.input.clone();
-        fields["tool_use_id"] = json!(result.call_id);
+        if let (Some(fields), Value::Object(tool)) = (
+            fields.as_object_mut(),
+            tool_fields(&result.tool, &result.input, &result.call_id),
+        ) {
+            fields.extend(tool);
+        }
         let replies = self
             .run(at, event, &Self::tool_targets(&result.tool), fields)
             .await;

@@ -57,6 +57,17 @@ pub(super) fn claude_tool_name(tool: &str) -> Option<&'static str> {
     })
 }
 
+/// The fields of a tool call's events: `tool_name` (Claude Code's name where there is
+/// one), `larik_tool_name`, `tool_input` and `tool_use_id`.
+pub(super) fn tool_fields(tool: &str, input: &Value, call_id: &str) -> Value {
+    json!({
+        "tool_name": claude_tool_name(tool).unwrap_or(tool),
+        "larik_tool_name": tool,
+        "tool_input": input,
+        "tool_use_id": call_id,
+    })
+}
+
 /// A successful call's `tool_response`: its output, and the file it worked on when its
 /// input names one.
 pub(super) fn tool_response(input: &Value, output: &str) -> Value {
