@@ -421,3 +421,34 @@ esac
             .is_some_and(|error| !error.is_empty())
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stop_hooks_continue_false_lets_the_turn_stop_whatever_another_file_asks() {
+    let harness = Harness::new().await;
+    harness.personal_hooks(json!({
+        "Stop": [{"hooks": [{"type": "command", "command": "echo 'keep going' >&2; exit 2"}]}]
+    }));
+    let project_file = larik_config::personal_project_file(&harness.config_dir(), &harness.cwd());
+    harness.write_config(
+        project_file,
+        &json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command":
+            r#"echo '{"continue": false, "stopReason": "that is enough"}'"#}]}]}})
+        .to_string(),
+    );
+    harness.server.enqueue(turn().text("first answer"));
+    harness.server.enqueue(turn().text("NOT ASKED FOR"));
+
+    let output = harness.run(&["-p", "go"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(harness.server.requests().len(), 1, "the turn stopped");
+    assert!(
+        stdout(&output).contains("first answer"),
+        "{}",
+        stdout(&output)
+    );
+    assert!(
+        stderr(&output).contains("that is enough"),
+        "{}",
+        stderr(&output)
+    );
+}

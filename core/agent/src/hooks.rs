@@ -247,6 +247,8 @@ pub struct StopPoint {
 pub struct StopOutcome {
     /// Go on instead, telling the model this.
     pub continue_with: Option<String>,
+    /// Let the turn stop, whatever any hook asks.
+    pub stop_anyway: bool,
     /// A message for the user.
     pub message: Option<String>,
 }
@@ -579,7 +581,7 @@ impl HookSet {
     }
 
     /// Runs every hook's `before_stop`; returns what the model is told when any asks to go
-    /// on.
+    /// on (and none said to stop anyway).
     pub(crate) async fn before_stop(
         &self,
         at: &LoopContext,
@@ -588,13 +590,15 @@ impl HookSet {
     ) -> Option<String> {
         let answers = join_all(self.hooks.iter().map(|hook| hook.before_stop(at, stop))).await;
         let mut reasons = Vec::new();
+        let mut stop_anyway = false;
         for (hook, answer) in self.hooks.iter().zip(answers) {
             Self::tell(events, hook.name(), answer.message);
+            stop_anyway |= answer.stop_anyway;
             if let Some(reason) = answer.continue_with {
                 reasons.push(feedback_tag(hook.name(), &reason));
             }
         }
-        (!reasons.is_empty()).then(|| reasons.join("\n"))
+        (!stop_anyway && !reasons.is_empty()).then(|| reasons.join("\n"))
     }
 
     /// Runs every hook's `before_compact`; returns the instructions they add.

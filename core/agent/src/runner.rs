@@ -408,6 +408,8 @@ impl Runner {
         self.hooks
             .session_end(&self.loop_context(), reason, &self.events)
             .await;
+        // What prompt hooks spent, into the totals and the session file.
+        self.take_child_usage();
     }
 
     /// The session file's path, for the model to search after a compaction.

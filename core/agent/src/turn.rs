@@ -35,11 +35,18 @@ pub(crate) enum Deltas {
 impl Runner {
     pub(crate) async fn run_turn(&mut self, content: Vec<UserContent>, cancel: CancellationToken) {
         self.turn_number += 1;
+        let for_tasks = std::mem::take(&mut self.delivering_tasks);
         self.events.emit(Event::TurnStarted {
             turn: self.turn_number,
-            for_tasks: std::mem::take(&mut self.delivering_tasks),
+            for_tasks,
         });
-        let Some(content) = self.prompt_hooks(content).await else {
+        // A turn the agent starts itself to deliver reports holds no prompt of the user's.
+        let prompted = if for_tasks {
+            Some(content)
+        } else {
+            self.prompt_hooks(content).await
+        };
+        let Some(content) = prompted else {
             // Blocked: the prompt never reaches the model or the session file.
             self.turn_number -= 1;
             self.events.emit(Event::TurnComplete {

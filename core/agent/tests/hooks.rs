@@ -199,7 +199,7 @@ async fn a_hook_sees_every_point_and_its_answers_take_effect() {
             },
             stops: Mutex::new(vec![StopOutcome {
                 continue_with: Some("also say goodbye".into()),
-                message: None,
+                ..StopOutcome::default()
             }]),
             ..Script::default()
         },
@@ -371,7 +371,7 @@ async fn stop_hooks_that_never_let_go_are_overridden() {
     let stops = (0..20)
         .map(|_| StopOutcome {
             continue_with: Some("keep going".into()),
-            message: None,
+            ..StopOutcome::default()
         })
         .collect();
     let (mut s, _script) = with_hook(

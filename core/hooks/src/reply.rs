@@ -1,9 +1,9 @@
 //! What one hook answered, read from its exit code and output (a command hook) or its
 //! model's reply (a prompt hook), before the event decides what each part means.
 //!
-//! Exit 0: stdout may be a JSON object (`continue`/`stopReason`, `suppressOutput`,
-//! `systemMessage`, `decision` + `reason`, `hookSpecificOutput`); anything else on stdout is
-//! plain text. Exit 2: a block, with stderr as the reason. Any other code, a signal, a
+//! Exit 0: stdout may be a JSON object (`continue`/`stopReason`, `systemMessage`,
+//! `decision` + `reason`, `hookSpecificOutput`; `suppressOutput` is not read, since no hook's
+//! stdout is shown); anything else on stdout is plain text. Exit 2: a block, with stderr as the reason. Any other code, a signal, a
 //! time-out or a failure to start: a non-blocking error for the user — unless the hook
 //! fails closed, when it is a block too.
 

@@ -127,6 +127,16 @@ fn messages(replies: &[HookReply]) -> Option<String> {
     (!lines.is_empty()).then(|| lines.join("\n"))
 }
 
+/// The replies' messages, and the blocks of hooks at an event that cannot block (shown to
+/// the user, since they change nothing).
+fn messages_and_blocks(replies: &[HookReply]) -> Option<String> {
+    let parts: Vec<String> = [messages(replies), blocks(replies)]
+        .into_iter()
+        .flatten()
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("\n"))
+}
+
 /// The replies' `additionalContext`, and (where plain output counts as context) their
 /// plain stdout.
 fn context(replies: &[HookReply], plain_counts: bool) -> Option<String> {
@@ -164,12 +174,17 @@ impl ClaudeHooks {
             return Vec::new();
         }
         let payload = payload::build(at, event, fields);
+        // A subagent in a worktree runs its hooks there.
+        let place = RunPlace {
+            project_dir: self.place.project_dir.clone(),
+            cwd: at.cwd.clone(),
+        };
         let model = AskEvaluator {
             evaluator: &at.evaluator,
             fallback: self.explore_model.as_deref(),
         };
         self.hooks
-            .run(event, targets, &payload, &self.place, &model)
+            .run(event, targets, &payload, &place, &model)
             .await
     }
 
@@ -199,7 +214,7 @@ impl LoopHook for ClaudeHooks {
             .await;
         StartOutcome {
             context: context(&replies, true),
-            message: messages(&replies),
+            message: messages_and_blocks(&replies),
         }
     }
 
@@ -212,7 +227,7 @@ impl LoopHook for ClaudeHooks {
                 json!({ "reason": reason.as_str() }),
             )
             .await;
-        messages(&replies)
+        messages_and_blocks(&replies)
     }
 
     async fn subagent_start(&self, at: &LoopContext, _start: &SubagentStartPoint) -> StartOutcome {
@@ -225,7 +240,7 @@ impl LoopHook for ClaudeHooks {
             .await;
         StartOutcome {
             context: context(&replies, false),
-            message: messages(&replies),
+            message: messages_and_blocks(&replies),
         }
     }
 
@@ -342,8 +357,9 @@ impl LoopHook for ClaudeHooks {
                 let decision = reply.specific.get("decision");
                 let behavior = decision
                     .and_then(|decision| decision.get("behavior"))
-                    .and_then(Value::as_str);
-                match behavior {
+                    .and_then(Value::as_str)
+                    .map(str::to_ascii_lowercase);
+                match behavior.as_deref() {
                     Some("allow") => Some(PermissionAnswer::Allow(
                         decision
                             .and_then(|decision| decision.get("updatedInput"))
@@ -385,7 +401,7 @@ impl LoopHook for ClaudeHooks {
                 json!({ "message": note.message, "notification_type": note.kind }),
             )
             .await;
-        messages(&replies)
+        messages_and_blocks(&replies)
     }
 
     async fn after_tool(&self, at: &LoopContext, result: &ToolResultPoint) -> ToolResultOutcome {
@@ -449,8 +465,9 @@ impl LoopHook for ClaudeHooks {
         .flatten()
         .collect::<Vec<_>>();
         StopOutcome {
-            // `continue: false` lets the turn stop, whatever else a hook said.
+            // `continue: false` lets the turn stop, whatever else any hook said.
             continue_with: (!halted && !reasons.is_empty()).then(|| reasons.join("\n")),
+            stop_anyway: halted,
             message: (!message.is_empty()).then(|| message.join("\n")),
         }
     }
@@ -470,7 +487,7 @@ impl LoopHook for ClaudeHooks {
             .await;
         CompactOutcome {
             instructions: context(&replies, false),
-            message: messages(&replies),
+            message: messages_and_blocks(&replies),
         }
     }
 
@@ -484,7 +501,7 @@ impl LoopHook for ClaudeHooks {
                 json!({ "trigger": trigger, "compact_summary": compacted.summary }),
             )
             .await;
-        messages(&replies)
+        messages_and_blocks(&replies)
     }
 }
 
