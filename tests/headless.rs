@@ -34,6 +34,8 @@ mod recording;
 mod sandbox;
 #[path = "support/sessions.rs"]
 mod sessions;
+#[path = "headless_cases/skills.rs"]
+mod skills;
 #[path = "headless_cases/subagents.rs"]
 mod subagents;
 #[path = "headless_cases/trace.rs"]

@@ -20,6 +20,7 @@ mod language_servers;
 mod mcp;
 mod open;
 mod options;
+mod skills;
 mod subagents;
 mod upkeep;
 
@@ -427,5 +428,6 @@ fn own_extensions() -> Vec<Arc<dyn Extension>> {
         Arc::new(language_servers::LanguageServerExtension::default()),
         Arc::new(subagents::SubagentExtension),
         Arc::new(hooks::HookExtension),
+        Arc::new(skills::SkillExtension),
     ]
 }

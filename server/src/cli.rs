@@ -146,6 +146,9 @@ pub enum Command {
         #[command(subcommand)]
         action: Option<WorktreesAction>,
     },
+    /// List the skills and custom commands a session here finds: where each comes from, who
+    /// may run it, what overrides what, and why any file was skipped.
+    Skills,
     /// Sum up the debug trace of a session (written with --debug): its provider requests,
     /// times, tokens, retries and errors.
     Trace {

@@ -41,6 +41,9 @@ pub enum Builtin {
     Tasks,
     /// `/worktrees [merge|discard NAME]`: the worktrees subagents left with commits.
     Worktrees,
+    /// `/skills`: the skills and custom commands found, from where, what overrides what,
+    /// and why any file was skipped.
+    Skills,
 }
 
 /// A command the registry knows.
@@ -61,8 +64,10 @@ pub struct CommandSpec {
 pub enum Action {
     /// One of Larik's own commands.
     Builtin(Builtin),
-    /// Sends a prompt: the template with `$ARGUMENTS` replaced by the argument (when the
-    /// template has no `$ARGUMENTS`, a given argument follows it on a line of its own).
+    /// Sends a prompt: the template with `$ARGUMENTS` replaced by the argument and `$1`,
+    /// `$2`, … by its words (when the template takes none, a given argument follows it on
+    /// a line of its own); its inline commands run and its mentioned files are attached
+    /// before it is sent.
     Prompt(String),
     /// Sends the prompt an MCP server gives for the command's name and argument.
     McpPrompt,
@@ -198,17 +203,10 @@ impl SlashCommands {
     }
 }
 
-/// A prompt command's text: `template` with `argument` in place of `$ARGUMENTS`, or after
-/// it when the template does not say where.
+/// A prompt command's text: `template` with `argument` in place of `$ARGUMENTS` and its
+/// words in place of `$1`, `$2`, …, or after it when the template takes none.
 fn expand(template: &str, argument: Option<&str>) -> String {
-    let argument = argument.unwrap_or("");
-    if template.contains("$ARGUMENTS") {
-        template.replace("$ARGUMENTS", argument)
-    } else if argument.is_empty() {
-        template.to_string()
-    } else {
-        format!("{template}\n\n{argument}")
-    }
+    larik_skills::expand_arguments(template, argument.unwrap_or(""))
 }
 
 impl Default for SlashCommands {
@@ -303,6 +301,12 @@ fn builtin() -> Vec<CommandSpec> {
             Some("merge|discard NAME (optional)"),
             Builtin::Worktrees,
         ),
+        CommandSpec::builtin(
+            "skills",
+            "List the skills and custom commands found, what overrides what, and files skipped",
+            None,
+            Builtin::Skills,
+        ),
     ]
 }
 
@@ -364,7 +368,8 @@ mod tests {
                 "config",
                 "mcp",
                 "tasks",
-                "worktrees"
+                "worktrees",
+                "skills"
             ]
         );
     }
@@ -386,6 +391,6 @@ mod tests {
             commands.parse("/explain the tests"),
             prompt("Explain this project.\n\nthe tests")
         );
-        assert_eq!(commands.advertised().len(), 16);
+        assert_eq!(commands.advertised().len(), 17);
     }
 }

@@ -1,17 +1,19 @@
 //! Session control every front end shares (`-p`, ACP, LSP): the texts of `/context`,
-//! `/cost`, `/rewind` and `/resume` without an argument, `/tasks`, `/worktrees`, and
-//! `/config` — shown and changed.
+//! `/cost`, `/rewind` and `/resume` without an argument, `/tasks`, `/worktrees`, `/skills`,
+//! and `/config` — shown and changed.
 //! Front ends only carry these texts to the user; what they say is decided here once.
 
 mod config;
 mod context;
 mod sessions;
+mod skills;
 mod tasks;
 mod worktrees;
 
 pub use config::{config_text, set_config};
 pub use context::context_text;
 pub use sessions::{cost_text, prompts_text, sessions_text};
+pub use skills::{skill_roots, skills_text};
 pub use tasks::tasks_text;
 pub use worktrees::{WorktreeAction, worktree_action, worktrees_text};
 

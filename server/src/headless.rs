@@ -108,8 +108,8 @@ pub async fn run(args: Cli, extensions: Vec<Arc<dyn Extension>>) -> Result<ExitC
             }) => Op::Compact {
                 instructions: argument,
             },
-            // A prompt command sends its text.
-            Some(Invocation::Prompt(text)) => Op::user_text(text),
+            // A custom command or skill sends its text, its inline commands run first.
+            Some(Invocation::Prompt(text)) => Op::CommandTurn { text },
             // An MCP prompt sends what its server gives; one that fails ends the run
             // before any model request.
             Some(Invocation::McpPrompt { command, argument }) => {

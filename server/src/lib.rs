@@ -56,6 +56,12 @@ fn try_run(extensions: Vec<Arc<dyn Extension>>) -> anyhow::Result<ExitCode> {
         Some(cli::Command::Config { action }) => config::run(action),
         Some(cli::Command::Mcp { action }) => runtime.block_on(mcp::run(action)),
         Some(cli::Command::Trace { id }) => trace::summary::run(&id),
+        Some(cli::Command::Skills) => {
+            let env = assembly::environment();
+            let text = control::skills_text(&env, &std::env::current_dir()?);
+            println!("{text}");
+            Ok(ExitCode::SUCCESS)
+        }
         Some(cli::Command::Worktrees { action }) => worktrees::run(match action {
             None => control::WorktreeAction::List,
             Some(cli::WorktreesAction::Merge { name }) => control::WorktreeAction::Merge(name),

@@ -488,6 +488,10 @@ impl<W: Wire> Task<W> {
                     self.state.send(Op::UserTurn { content });
                     Until::TurnComplete
                 }
+                Work::CommandTurn(text) => {
+                    self.state.send(Op::CommandTurn { text });
+                    Until::TurnComplete
+                }
                 Work::Compact(instructions) => {
                     self.state.send(Op::Compact { instructions });
                     Until::TurnComplete

@@ -43,13 +43,9 @@ impl Call<'_> {
 }
 
 impl Runner {
-    /// Runs the calls and returns one tool result block per call, in call order.
-    pub(crate) async fn run_calls(
-        &mut self,
-        calls: &[(String, String, Value)],
-        cancel: &CancellationToken,
-    ) -> Vec<Block> {
-        let ctx = ToolContext {
+    /// What the tools of this agent's calls run with.
+    pub(crate) fn tool_context(&self, cancel: &CancellationToken) -> ToolContext {
+        ToolContext {
             cwd: self.config.cwd.clone(),
             cancel: cancel.clone(),
             sandbox: Arc::clone(&self.config.sandbox),
@@ -64,7 +60,16 @@ impl Runner {
             checkpoint: self.checkpoint.clone(),
             call_id: String::new(),
             agent: None,
-        };
+        }
+    }
+
+    /// Runs the calls and returns one tool result block per call, in call order.
+    pub(crate) async fn run_calls(
+        &mut self,
+        calls: &[(String, String, Value)],
+        cancel: &CancellationToken,
+    ) -> Vec<Block> {
+        let ctx = self.tool_context(cancel);
         // Only a batch with a delegating call (`task`) pays for a copy of the configuration.
         let spawner: Option<Arc<dyn larik_tools::Delegator>> = calls
             .iter()
@@ -250,31 +255,7 @@ impl Runner {
             return Err(self.denied(call, &reason, output));
         }
 
-        let target = tool.target(&call.input, ctx);
-        let (path, command) = match &target {
-            CallTarget::Path(path) => (Some(path.as_path()), None),
-            CallTarget::Command(command) => (None, Some(command.as_str())),
-            CallTarget::None => (None, None),
-        };
-        let query = PermissionQuery {
-            tool: &call.name,
-            category: category(tool.kind()),
-            read_only: tool.read_only(),
-            path,
-            command,
-            cwd: &self.config.cwd,
-            sandboxed: tool.sandboxed(&call.input, ctx),
-        };
-        self.tell_sandbox_notices();
-        let decision = locked(&self.shared.policy).decide(&query);
-        let decision = match (decision, verdict.decision) {
-            // A hook's allow skips the question; it never lifts a deny.
-            (Decision::Ask { .. }, Some(HookDecision::Allow)) => Decision::Allow,
-            (Decision::Allow, Some(HookDecision::Ask)) => Decision::Ask {
-                rule_suggestion: larik_permissions::suggest_rule(&query),
-            },
-            (decision, _) => decision,
-        };
+        let decision = self.judge(&call.name, &tool, &call.input, ctx, verdict.decision);
         let decision = match decision {
             Decision::Ask { rule_suggestion } => self.permission_hooks(call, rule_suggestion).await,
             decided => decided,
@@ -301,6 +282,43 @@ impl Runner {
                     .await
                     .map(|()| tool),
             },
+        }
+    }
+
+    /// What the rules and the mode decide about a call of `tool` (named `name`) with
+    /// `input`, with a hook's decision: a hook's allow skips the question, a hook's ask
+    /// asks where the rules would allow, and neither lifts a deny.
+    pub(crate) fn judge(
+        &self,
+        name: &str,
+        tool: &Arc<dyn Tool>,
+        input: &Value,
+        ctx: &ToolContext,
+        hook: Option<HookDecision>,
+    ) -> Decision {
+        let target = tool.target(input, ctx);
+        let (path, command) = match &target {
+            CallTarget::Path(path) => (Some(path.as_path()), None),
+            CallTarget::Command(command) => (None, Some(command.as_str())),
+            CallTarget::None => (None, None),
+        };
+        let query = PermissionQuery {
+            tool: name,
+            category: category(tool.kind()),
+            read_only: tool.read_only(),
+            path,
+            command,
+            cwd: &self.config.cwd,
+            sandboxed: tool.sandboxed(input, ctx),
+        };
+        self.tell_sandbox_notices();
+        let decision = locked(&self.shared.policy).decide(&query);
+        match (decision, hook) {
+            (Decision::Ask { .. }, Some(HookDecision::Allow)) => Decision::Allow,
+            (Decision::Allow, Some(HookDecision::Ask)) => Decision::Ask {
+                rule_suggestion: larik_permissions::suggest_rule(&query),
+            },
+            (decision, _) => decision,
         }
     }
 

@@ -16,6 +16,7 @@ mod context;
 mod evaluate;
 mod guard;
 pub mod hooks;
+mod inline;
 mod instructions;
 mod late_tools;
 mod prompt;

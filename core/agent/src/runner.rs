@@ -261,6 +261,15 @@ impl Runner {
                     };
                     inbox.drive(turn, &cancel).await;
                 }
+                Op::CommandTurn { text } => {
+                    let cancel = CancellationToken::new();
+                    let turn = async {
+                        self.load_late_tools(&cancel).await;
+                        let content = self.expand_command_text(&text, &cancel).await;
+                        self.run_turn(content, cancel.clone()).await;
+                    };
+                    inbox.drive(turn, &cancel).await;
+                }
                 Op::Compact { instructions } => {
                     let cancel = CancellationToken::new();
                     let compaction = async {

@@ -66,6 +66,14 @@ pub enum Op {
         /// Text and images, in order.
         content: Vec<UserContent>,
     },
+    /// Start a turn with the text a custom command or skill gives (`/name arguments`):
+    /// first each `` !`command` `` in it is replaced by the command's output, and each
+    /// `@path` naming a file gets the file attached, where the permission rules allow it
+    /// without asking (the rest is left out with a note). Queued like [`Op::UserTurn`].
+    CommandTurn {
+        /// The command's text, its arguments put in.
+        text: String,
+    },
     /// Stop the running turn: the stream is dropped and running tools are killed.
     Interrupt,
     /// The answer to an [`crate::Event::PermissionRequest`].

@@ -7,16 +7,26 @@ use crate::discover::Entry;
 
 /// The text `entry` sends for `arguments`.
 pub fn expand(entry: &Entry, arguments: &str) -> String {
+    expand_arguments(&with_folder(entry), arguments)
+}
+
+/// `entry`'s text with `${CLAUDE_SKILL_DIR}` replaced by its folder.
+pub fn with_folder(entry: &Entry) -> String {
     let dir = entry.dir.display().to_string();
-    let text = entry
+    entry
         .body
         .replace("${CLAUDE_SKILL_DIR}", &dir)
-        .replace("$CLAUDE_SKILL_DIR", &dir);
+        .replace("$CLAUDE_SKILL_DIR", &dir)
+}
+
+/// `text` with `$ARGUMENTS` and `$1`, `$2`, … replaced (or `arguments` after it, when it
+/// takes none).
+pub fn expand_arguments(text: &str, arguments: &str) -> String {
     let arguments = arguments.trim();
     let words = split_words(arguments);
     let mut out = String::with_capacity(text.len() + arguments.len());
     let mut used = false;
-    let mut rest = text.as_str();
+    let mut rest = text;
     while let Some(at) = rest.find('$') {
         out.push_str(&rest[..at]);
         let after = &rest[at + 1..];

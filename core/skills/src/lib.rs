@@ -16,7 +16,7 @@ pub mod tool;
 pub use discover::{
     Discovered, Entry, Kind, Overridden, SkillRoots, Skipped, discover, search_roots,
 };
-pub use expand::expand;
+pub use expand::{expand, expand_arguments, with_folder};
 pub use tool::SkillTool;
 
 /// The system prompt's section listing the skills the model may load; `None` when there

@@ -55,6 +55,7 @@ impl Control {
                 | Builtin::Mcp
                 | Builtin::Tasks
                 | Builtin::Worktrees
+                | Builtin::Skills
         )
         .then_some(Control { command, argument })
     }
@@ -122,6 +123,7 @@ impl Control {
                 control::tasks_text(&[])
             )),
             (Builtin::Config, None) => Plan::Answer(control::config_text(env, cwd)),
+            (Builtin::Skills, _) => Plan::Answer(control::skills_text(env, cwd)),
             (Builtin::Config, Some(argument)) => {
                 let (key, value) = config_setting(argument)?;
                 Plan::Answer(control::set_config(env, cwd, &key, &value)?)

@@ -75,6 +75,7 @@ pub(super) fn local_reply(reply: LocalReply, state: &State, reopen: &Reopen) -> 
             text.unwrap_or_else(|error| format!("**Error:** {error}"))
         }
         LocalReply::Mcp => reopen.process.mcp.report(&reopen.process.env, &state.cwd),
+        LocalReply::Skills => control::skills_text(&reopen.process.env, &state.cwd),
         LocalReply::McpApprove(name) => {
             match McpExtension::approve(&reopen.process.env, &state.cwd, &name) {
                 Ok(text) => text,

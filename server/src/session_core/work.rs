@@ -11,6 +11,9 @@ use crate::commands::{Builtin, Invocation};
 pub enum Work {
     /// A turn with the model.
     Turn(Vec<UserContent>),
+    /// A turn with a custom command's or skill's text (its inline commands run and its
+    /// mentioned files attached first).
+    CommandTurn(String),
     /// `/compact`.
     Compact(Option<String>),
     /// `/model NAME`: ends when the agent reports the switch or its failure.
@@ -76,6 +79,8 @@ pub enum LocalReply {
     McpLogout(String),
     /// `/worktrees [merge|discard NAME]`.
     Worktrees(crate::control::WorktreeAction),
+    /// `/skills`: the skills and custom commands found, and why any file was skipped.
+    Skills,
     /// A change to the personal configuration file.
     SetConfig {
         /// The dotted key.
@@ -90,7 +95,7 @@ impl Work {
     pub fn of_command(invocation: Invocation) -> Result<Work, SetupError> {
         let (command, argument) = match invocation {
             Invocation::Builtin { command, argument } => (command, argument),
-            Invocation::Prompt(text) => return Ok(Work::Turn(vec![UserContent::Text { text }])),
+            Invocation::Prompt(text) => return Ok(Work::CommandTurn(text)),
             Invocation::McpPrompt { command, argument } => {
                 return Ok(Work::McpPrompt { command, argument });
             }
@@ -104,6 +109,7 @@ impl Work {
             (Builtin::Cost, _) => Work::Reply(LocalReply::Cost),
             (Builtin::Undo, _) => Work::Undo,
             (Builtin::Context, _) => Work::Context,
+            (Builtin::Skills, _) => Work::Reply(LocalReply::Skills),
             (Builtin::Tasks, argument) => Work::Tasks(tasks_to_stop(argument.as_deref())?),
             (Builtin::Worktrees, argument) => Work::Reply(LocalReply::Worktrees(
                 crate::control::worktree_action(argument.as_deref())?,
