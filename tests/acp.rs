@@ -7,6 +7,8 @@
 
 #[path = "support/browser.rs"]
 mod browser;
+#[path = "acp_cases/claude.rs"]
+mod claude;
 #[path = "acp_cases/clients.rs"]
 mod clients;
 #[path = "acp_cases/control.rs"]

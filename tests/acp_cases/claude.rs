@@ -1,0 +1,150 @@
+//! A repository laid out for Claude Code (`tests/fixtures/claude-project`: settings with
+//! permission rules and several hooks calling bash and Python scripts through
+//! `$CLAUDE_PROJECT_DIR`, an agent, a skill with a bundled file, a command and a nested
+//! command, `CLAUDE.md`) works unchanged through `larik acp` and the TypeScript SDK, after
+//! the one step Larik adds: the user approves the repository's hooks and allow rules.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::kit::*;
+
+/// Copies the fixture into `to`, keeping each file's mode.
+fn copy_fixture(from: &Path, to: &Path) {
+    for item in std::fs::read_dir(from).expect("fixture folder") {
+        let item = item.expect("entry");
+        let target = to.join(item.file_name());
+        if item.path().is_dir() {
+            std::fs::create_dir_all(&target).expect("mkdir");
+            copy_fixture(&item.path(), &target);
+        } else {
+            std::fs::copy(item.path(), &target).expect("copy");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claude_code_project_works_unchanged_through_acp() {
+    let harness = Harness::new().await;
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/claude-project");
+    copy_fixture(&fixture, &harness.cwd());
+
+    let approved = harness
+        .clean_command(&harness.program)
+        .args(["approve", "--all"])
+        .envs(harness.agent_env())
+        .output()
+        .await
+        .expect("larik approve");
+    let listed = String::from_utf8_lossy(&approved.stdout);
+    assert!(approved.status.success(), "{listed}");
+    assert!(listed.contains(".claude/settings.json#hooks"), "{listed}");
+
+    harness
+        .server
+        .enqueue(one_call("s1", "skill", json!({"name": "changelog"})));
+    harness
+        .server
+        .enqueue(one_call("b1", "bash", json!({"command": "rm -rf dist"})));
+    harness.server.enqueue(answer("Reviewed: no findings."));
+    harness.server.enqueue(answer("Fix typo in the total"));
+
+    let driven = harness
+        .drive(
+            Sdk::TypeScript,
+            json!({"steps": [
+                initialize(false),
+                new_session(),
+                prompt("review", "/review src/app.js"),
+                prompt("commit", "/git:commit fix typo in total"),
+            ]}),
+        )
+        .await;
+    assert_eq!(driven.response("review")["stopReason"], "end_turn");
+    assert_eq!(driven.response("commit")["stopReason"], "end_turn");
+
+    let advertised = driven.updates("available_commands_update");
+    let commands: &Vec<Value> = advertised[0]["availableCommands"]
+        .as_array()
+        .expect("commands");
+    let find = |name: &str| {
+        commands
+            .iter()
+            .find(|command| command["name"] == name)
+            .unwrap_or_else(|| panic!("/{name} is advertised: {commands:#?}"))
+    };
+    assert_eq!(
+        find("review")["description"],
+        "Review a file before it is merged"
+    );
+    assert_eq!(find("review")["input"]["hint"], "[file]");
+    find("git:commit");
+    find("changelog");
+    find("skills");
+
+    let requests = harness.server.requests();
+    assert_eq!(requests.len(), 4, "two turns, four requests");
+    let first = &requests[0];
+    let system = first.body["system"].to_string();
+    assert!(
+        system.contains("Use 2-space indentation in JavaScript."),
+        "CLAUDE.md"
+    );
+    assert!(
+        system.contains("- changelog: Write a changelog entry for a finished change"),
+        "{system}"
+    );
+    let tools = first.body["tools"].to_string();
+    assert!(
+        tools.contains("- reviewer: Reviews a change"),
+        "the agent file"
+    );
+    let sent = &first.raw_body;
+    for expected in [
+        "Current sprint: the checkout redesign",
+        "Issues live in the SHOP project of the tracker.",
+        "- Lint: lint-ok",
+        "`git status --short` was not run: it needs approval",
+        r#"<file path=\"src/app.js\">"#,
+        "Review @src/app.js for bugs and style.",
+    ] {
+        assert!(sent.contains(expected), "{expected:?} in {sent}");
+    }
+    let dir = harness.cwd().join(".claude/skills/changelog");
+    assert!(
+        requests[1].raw_body.contains(&format!(
+            "Read `{}/template.md` for the format.",
+            dir.display()
+        )),
+        "the skill's body with its folder"
+    );
+    assert!(
+        requests[2]
+            .raw_body
+            .contains("Destructive commands are blocked by the project's guard."),
+        "the guard hook denied the command"
+    );
+    assert!(
+        requests[3]
+            .raw_body
+            .contains("Write a commit message for: fix typo in total"),
+        "the nested command"
+    );
+
+    let events: Vec<Value> = std::fs::read_to_string(harness.cwd().join("hook-events.log"))
+        .expect("the logging hook ran")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a payload"))
+        .collect();
+    assert_eq!(events.len(), 2, "one Stop per turn: {events:#?}");
+    assert!(
+        events
+            .iter()
+            .all(|event| event["hook_event_name"] == "Stop")
+    );
+    assert_eq!(
+        events[0]["last_assistant_message"],
+        "Reviewed: no findings."
+    );
+}
