@@ -148,3 +148,46 @@ async fn a_claude_code_project_works_unchanged_through_acp() {
         "Reviewed: no findings."
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skill_added_during_a_session_is_offered_after_clear() {
+    let harness = Harness::new().await;
+    let mut raw = harness.raw();
+    let opened = raw.open_session(&harness).await;
+    let session = opened["result"]["sessionId"]
+        .as_str()
+        .expect("session id")
+        .to_string();
+    let skill = harness.cwd().join(".claude/skills/triage/SKILL.md");
+    std::fs::create_dir_all(skill.parent().expect("folder")).expect("mkdir");
+    std::fs::write(
+        &skill,
+        "---\ndescription: Triage a bug report\n---\nTriage $ARGUMENTS.\n",
+    )
+    .expect("skill");
+
+    let messages = raw
+        .request_collecting(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "/clear"}]}),
+        )
+        .await;
+    let offered: Vec<String> = messages
+        .iter()
+        .filter(|message| {
+            message["params"]["update"]["sessionUpdate"] == "available_commands_update"
+        })
+        .flat_map(|message| {
+            message["params"]["update"]["availableCommands"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|command| command["name"].as_str().map(str::to_string))
+        .collect();
+    assert!(
+        offered.iter().any(|name| name == "triage"),
+        "the new skill is advertised after /clear: {offered:?}"
+    );
+    raw.finish().await;
+}
