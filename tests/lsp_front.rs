@@ -6,6 +6,8 @@
 //! as the scenario says and prints every message it receives as a JSON line; the
 //! assertions live here.
 
+#[path = "lsp_front_cases/claude.rs"]
+mod claude;
 #[path = "lsp_front_cases/control.rs"]
 mod control;
 #[path = "lsp_front_cases/editing.rs"]

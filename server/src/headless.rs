@@ -109,7 +109,10 @@ pub async fn run(args: Cli, extensions: Vec<Arc<dyn Extension>>) -> Result<ExitC
                 instructions: argument,
             },
             // A custom command or skill sends its text, its inline commands run first.
-            Some(Invocation::Prompt(text)) => Op::CommandTurn { text },
+            Some(Invocation::Prompt(text)) => Op::CommandTurn {
+                text,
+                more: Vec::new(),
+            },
             // An MCP prompt sends what its server gives; one that fails ends the run
             // before any model request.
             Some(Invocation::McpPrompt { command, argument }) => {

@@ -488,8 +488,8 @@ impl<W: Wire> Task<W> {
                     self.state.send(Op::UserTurn { content });
                     Until::TurnComplete
                 }
-                Work::CommandTurn(text) => {
-                    self.state.send(Op::CommandTurn { text });
+                Work::CommandTurn(text, more) => {
+                    self.state.send(Op::CommandTurn { text, more });
                     Until::TurnComplete
                 }
                 Work::Compact(instructions) => {

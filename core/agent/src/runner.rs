@@ -261,11 +261,12 @@ impl Runner {
                     };
                     inbox.drive(turn, &cancel).await;
                 }
-                Op::CommandTurn { text } => {
+                Op::CommandTurn { text, more } => {
                     let cancel = CancellationToken::new();
                     let turn = async {
                         self.load_late_tools(&cancel).await;
-                        let content = self.expand_command_text(&text, &cancel).await;
+                        let mut content = self.expand_command_text(&text, &cancel).await;
+                        content.extend(more);
                         self.run_turn(content, cancel.clone()).await;
                     };
                     inbox.drive(turn, &cancel).await;

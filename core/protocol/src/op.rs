@@ -73,6 +73,9 @@ pub enum Op {
     CommandTurn {
         /// The command's text, its arguments put in.
         text: String,
+        /// More for the turn, after the text (an editor's selection).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        more: Vec<UserContent>,
     },
     /// Stop the running turn: the stream is dropped and running tools are killed.
     Interrupt,

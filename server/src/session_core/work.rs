@@ -12,8 +12,8 @@ pub enum Work {
     /// A turn with the model.
     Turn(Vec<UserContent>),
     /// A turn with a custom command's or skill's text (its inline commands run and its
-    /// mentioned files attached first).
-    CommandTurn(String),
+    /// mentioned files attached first), and what else the front end adds to it.
+    CommandTurn(String, Vec<UserContent>),
     /// `/compact`.
     Compact(Option<String>),
     /// `/model NAME`: ends when the agent reports the switch or its failure.
@@ -95,7 +95,7 @@ impl Work {
     pub fn of_command(invocation: Invocation) -> Result<Work, SetupError> {
         let (command, argument) = match invocation {
             Invocation::Builtin { command, argument } => (command, argument),
-            Invocation::Prompt(text) => return Ok(Work::CommandTurn(text)),
+            Invocation::Prompt(text) => return Ok(Work::CommandTurn(text, Vec::new())),
             Invocation::McpPrompt { command, argument } => {
                 return Ok(Work::McpPrompt { command, argument });
             }

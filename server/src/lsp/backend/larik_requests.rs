@@ -272,12 +272,16 @@ impl Backend {
     /// context.
     fn work(&self, id: &str, params: &PromptParams) -> Result<Work> {
         let mut content = prompt_content(&params.prompt)?;
+        let mut command_text = None;
         if let [UserContent::Text { text }] = content.as_slice()
             && let Some(invocation) = self.slash(id)?.parse(text)
         {
             match invocation {
                 // A prompt command's text takes the selection along like typed text.
-                Invocation::Prompt(text) => content = vec![UserContent::Text { text }],
+                Invocation::Prompt(text) => {
+                    command_text = Some(text);
+                    content.clear();
+                }
                 builtin => {
                     let work = Work::of_command(builtin).map_err(setup_error)?;
                     if let Work::Move(Move::Resume(target)) = &work {
@@ -294,7 +298,10 @@ impl Backend {
                 text: self.context_text(&document.uri, params.range.as_ref()),
             });
         }
-        Ok(Work::Turn(content))
+        Ok(match command_text {
+            Some(text) => Work::CommandTurn(text, content),
+            None => Work::Turn(content),
+        })
     }
 
     /// The selected text (or the file's path alone) as context for a prompt.
