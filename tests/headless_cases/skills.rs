@@ -166,3 +166,54 @@ async fn larik_skills_lists_what_was_found_overridden_and_skipped() {
     assert!(stdout(&output).contains("- `review` (skill): Project review skill"));
     assert!(harness.server.requests().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn prompt_hooks_see_a_command_before_its_inline_commands_run() {
+    let harness = Harness::new().await;
+    harness.write_config(
+        harness.config_dir().join("config.json"),
+        &json!({
+            "permissions": {"allow": ["Bash(touch:*)", "Bash(echo:*)"]},
+            "hooks": {
+                "UserPromptSubmit": [{"hooks": [{"type": "command", "command":
+                    "if grep -q forbidden; then echo 'not today' >&2; exit 2; fi"}]}],
+                "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command":
+                    r#"if grep -q '"echo original"'; then echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": {"command": "echo rewritten"}}}'; fi"#}]}]
+            }
+        })
+        .to_string(),
+    );
+    harness.project_file(
+        ".claude/commands/danger.md",
+        "A forbidden job: !`touch marker`\n",
+    );
+    harness.project_file(".claude/commands/say.md", "Said: !`echo original`\n");
+    harness.project_file(
+        ".claude/commands/cost.md",
+        "---\ndescription: Not the real cost\n---\nx\n",
+    );
+
+    let output = harness.run(&["-p", "/danger"]).await;
+    assert!(stderr(&output).contains("not today"), "{}", stderr(&output));
+    assert!(
+        !harness.cwd().join("marker").exists(),
+        "a blocked command's inline commands never ran"
+    );
+    assert!(harness.server.requests().is_empty());
+
+    harness.server.enqueue(turn().text("ok"));
+    let output = harness.run(&["-p", "/say"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let body = &harness.server.requests()[0].raw_body;
+    assert!(
+        body.contains("Said: rewritten"),
+        "the hook's input was used: {body}"
+    );
+
+    let listed = harness.run(&["skills"]).await;
+    assert!(
+        stdout(&listed).contains("not /cost (Larik's own command has that name)"),
+        "{}",
+        stdout(&listed)
+    );
+}

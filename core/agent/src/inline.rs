@@ -66,6 +66,8 @@ impl Runner {
         cancel: &CancellationToken,
     ) -> Vec<UserContent> {
         let mut left_out = Vec::new();
+        // Files the text names itself; what a command prints attaches nothing.
+        let mentioned = mentioned_paths(text);
         let mut expanded = String::with_capacity(text.len());
         let mut last = 0;
         for (start, end, command) in inline_commands(text) {
@@ -84,7 +86,7 @@ impl Runner {
         let mut content = vec![UserContent::Text {
             text: expanded.clone(),
         }];
-        for path in mentioned_paths(&expanded) {
+        for path in mentioned {
             let file = self.config.cwd.join(&path);
             if !file.is_file() {
                 continue;
@@ -129,6 +131,7 @@ impl Runner {
             .ok_or_else(|| format!("this session has no `{tool_name}` tool"))?;
         let ctx = self.tool_context(cancel);
         let mut hook = None;
+        let mut input = input;
         if !self.hooks.is_empty() {
             let point = ToolCallPoint {
                 call_id: String::new(),
@@ -141,6 +144,9 @@ impl Runner {
                 .await;
             if let Some(HookDecision::Deny(reason)) = &verdict.decision {
                 return Err(format!("blocked by hook {}: {reason}", verdict.decided_by));
+            }
+            if let Some(changed) = verdict.input.filter(Value::is_object) {
+                input = changed;
             }
             hook = verdict.decision;
         }

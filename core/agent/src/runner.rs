@@ -265,9 +265,7 @@ impl Runner {
                     let cancel = CancellationToken::new();
                     let turn = async {
                         self.load_late_tools(&cancel).await;
-                        let mut content = self.expand_command_text(&text, &cancel).await;
-                        content.extend(more);
-                        self.run_turn(content, cancel.clone()).await;
+                        self.run_command_turn(text, more, cancel.clone()).await;
                     };
                     inbox.drive(turn, &cancel).await;
                 }

@@ -33,7 +33,31 @@ pub(crate) enum Deltas {
 }
 
 impl Runner {
+    /// A turn with the user's `content`.
     pub(crate) async fn run_turn(&mut self, content: Vec<UserContent>, cancel: CancellationToken) {
+        self.run_turn_of(content, false, cancel).await;
+    }
+
+    /// A turn with a custom command's or skill's `text` (and `more` after it): the prompt
+    /// hooks see the text as the user ran it, and only a prompt they let through has its
+    /// inline commands run and its files attached.
+    pub(crate) async fn run_command_turn(
+        &mut self,
+        text: String,
+        more: Vec<UserContent>,
+        cancel: CancellationToken,
+    ) {
+        let mut content = vec![UserContent::Text { text }];
+        content.extend(more);
+        self.run_turn_of(content, true, cancel).await;
+    }
+
+    async fn run_turn_of(
+        &mut self,
+        content: Vec<UserContent>,
+        command: bool,
+        cancel: CancellationToken,
+    ) {
         self.turn_number += 1;
         let for_tasks = std::mem::take(&mut self.delivering_tasks);
         self.events.emit(Event::TurnStarted {
@@ -46,7 +70,7 @@ impl Runner {
         } else {
             self.prompt_hooks(content).await
         };
-        let Some(content) = prompted else {
+        let Some(mut content) = prompted else {
             // Blocked: the prompt never reaches the model or the session file.
             self.turn_number -= 1;
             self.events.emit(Event::TurnComplete {
@@ -58,6 +82,10 @@ impl Runner {
             return;
         };
         self.checkpoint = self.turn_checkpoint();
+        if command && let Some(UserContent::Text { text }) = content.first().cloned() {
+            let expanded = self.expand_command_text(&text, &cancel).await;
+            content.splice(0..1, expanded);
+        }
         let notes = std::mem::take(&mut self.notes_for_model)
             .into_iter()
             .map(|note| Block::Text {

@@ -2,8 +2,9 @@
 //! delete, and what stands at each of them right now.
 //!
 //! `git` runs hooks and reads its configuration (which may name programs, or point at other
-//! configuration) outside any sandbox, and the settings files decide what Larik and other
-//! agents may do, so writing any of them would reach outside the sandbox later. They are
+//! configuration) outside any sandbox, and the settings files (and the skills, commands
+//! and agents under `.larik`, `.claude` and `.agents`) decide what Larik and other agents
+//! may do, so writing any of them would reach outside the sandbox later. They are
 //! protected whether they exist or not: a command must not plant a `.claude/settings.json`
 //! or a `.git/hooks/pre-commit` where there was none. When `.git` is missing, `.git` itself
 //! is the protected entry (a command cannot start a repository whose hooks would run later);
@@ -14,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 /// The protected paths, relative to the project root (see the module documentation for
 /// how `.git` itself is treated).
-pub const PROTECTED_PATHS: [&str; 9] = [
+pub const PROTECTED_PATHS: [&str; 10] = [
     ".git/hooks",
     ".git/config",
     ".git/config.worktree",
@@ -23,6 +24,7 @@ pub const PROTECTED_PATHS: [&str; 9] = [
     ".git/modules",
     ".larik",
     ".claude",
+    ".agents",
     ".mcp.json",
 ];
 
@@ -79,9 +81,10 @@ const GIT_ENTRIES: [(&str, Kind); 6] = [
     ("modules", Kind::Dir),
 ];
 
-const AGENT_ENTRIES: [(&str, Kind); 3] = [
+const AGENT_ENTRIES: [(&str, Kind); 4] = [
     (".larik", Kind::Dir),
     (".claude", Kind::Dir),
+    (".agents", Kind::Dir),
     (".mcp.json", Kind::File),
 ];
 
@@ -159,6 +162,7 @@ mod tests {
                 (".git".into(), Kind::Dir, Standing::Absent),
                 (".larik".into(), Kind::Dir, Standing::Absent),
                 (".claude".into(), Kind::Dir, Standing::Absent),
+                (".agents".into(), Kind::Dir, Standing::Absent),
                 (".mcp.json".into(), Kind::File, Standing::Absent),
             ]
         );
@@ -171,7 +175,7 @@ mod tests {
         let set = protected_set(root);
         assert_eq!(set.git_dir, Some(root.join(".git")));
         let listed = relatives(&set);
-        assert_eq!(listed.len(), 9);
+        assert_eq!(listed.len(), 10);
         for relative in PROTECTED_PATHS {
             assert!(
                 listed.iter().any(|(path, _, _)| path == relative),

@@ -218,6 +218,7 @@ fn protected_cases() -> Vec<Case> {
         ".git/modules",
         ".larik",
         ".claude",
+        ".agents",
     ];
     let files = [
         ".git/config",

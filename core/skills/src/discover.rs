@@ -17,8 +17,8 @@ use crate::frontmatter;
 /// The most bytes a skill or command file may have.
 const MAX_FILE_BYTES: u64 = 1 << 20;
 
-/// How deep command subfolders are searched.
-const MAX_COMMAND_DEPTH: usize = 6;
+/// How many levels of subfolders of a commands folder are searched.
+const MAX_COMMAND_DEPTH: usize = 5;
 
 /// The most files one folder may give, so a huge tree cannot stall a session's start.
 const MAX_FILES_PER_ROOT: usize = 2_000;
@@ -116,7 +116,7 @@ impl Discovered {
 
 /// The folders searched, in order, with what each holds.
 pub fn search_roots(roots: &SkillRoots) -> Vec<(PathBuf, Kind)> {
-    let mut folders = Vec::new();
+    let mut folders: Vec<(PathBuf, Kind)> = Vec::new();
     let between = directories_between(&roots.repo_root, &roots.cwd);
     let personal = |kind: &'static str| -> Vec<PathBuf> {
         roots
@@ -142,6 +142,9 @@ pub fn search_roots(roots: &SkillRoots) -> Vec<(PathBuf, Kind)> {
             folders.push((dir.join(base).join("skills"), Kind::Skill));
         }
     }
+    // A project in the home directory would list `~/.claude` twice: once is enough.
+    let mut seen = std::collections::HashSet::new();
+    folders.retain(|(folder, _)| seen.insert(folder.clone()));
     folders
 }
 
@@ -212,10 +215,17 @@ fn command_files(folder: &Path, skipped: &mut Vec<Skipped>) -> Vec<(PathBuf, Str
                 continue;
             }
             if path.is_dir() {
-                if prefix.len() + 1 < MAX_COMMAND_DEPTH {
+                if prefix.len() < MAX_COMMAND_DEPTH {
                     let mut deeper = prefix.clone();
                     deeper.push(name);
                     pending.push((path, deeper));
+                } else {
+                    skipped.push(Skipped {
+                        file: path,
+                        reason: format!(
+                            "is deeper than the {MAX_COMMAND_DEPTH} levels of subfolders read"
+                        ),
+                    });
                 }
             } else if let Some(stem) = name.strip_suffix(".md") {
                 if files.len() >= MAX_FILES_PER_ROOT {
@@ -249,16 +259,24 @@ fn skill_files(folder: &Path, skipped: &mut Vec<Skipped>) -> Vec<(PathBuf, Strin
     let mut dirs: Vec<PathBuf> = read
         .filter_map(|item| Some(item.ok()?.path()))
         .filter(|path| path.is_dir())
+        .filter(|path| {
+            !path
+                .file_name()
+                .is_some_and(|name| name.to_string_lossy().starts_with('.'))
+        })
         .collect();
     dirs.sort();
-    dirs.truncate(MAX_FILES_PER_ROOT);
     let mut files = Vec::new();
     for dir in dirs {
         let name = dir
             .file_name()
             .map(|name| name.to_string_lossy().into_owned())
             .unwrap_or_default();
-        if name.starts_with('.') {
+        if files.len() >= MAX_FILES_PER_ROOT {
+            skipped.push(Skipped {
+                file: dir,
+                reason: format!("is past the {MAX_FILES_PER_ROOT} skills read from one folder"),
+            });
             continue;
         }
         let file = dir.join("SKILL.md");
@@ -291,7 +309,7 @@ fn read_entry(file: &Path, stem: &str, kind: Kind) -> Result<Entry, String> {
     };
     if name.is_empty() || name.contains(char::is_whitespace) || name.starts_with('/') {
         return Err(format!(
-            "`{name}` cannot name a command (use a word, no spaces)"
+            "`{name}` cannot name a skill or command (use a word, no spaces)"
         ));
     }
     let has_description = front.description.is_some();

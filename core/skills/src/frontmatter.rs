@@ -53,9 +53,9 @@ pub fn read(text: &str) -> Result<(Frontmatter, String), String> {
         .filter(|line| match line.strip_prefix("argument-hint:") {
             Some(hint) => {
                 let hint = hint.trim();
-                let hint = hint
-                    .strip_prefix('"')
-                    .and_then(|inner| inner.strip_suffix('"'))
+                let hint = ['"', '\'']
+                    .into_iter()
+                    .find_map(|quote| hint.strip_prefix(quote)?.strip_suffix(quote))
                     .unwrap_or(hint);
                 argument_hint = Some(hint.to_string()).filter(|hint| !hint.is_empty());
                 false

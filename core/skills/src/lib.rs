@@ -5,8 +5,8 @@
 //! as `/name arguments` ([`expand`]). Custom commands (`commands/<name>.md`) join the same
 //! set, and a skill overrides a command of the same name ([`discover`]).
 //!
-//! A command file's `allowed-tools` is never read: a repository's file must not grant
-//! itself permissions.
+//! `allowed-tools` in a skill or command file is never read: a repository's file must not
+//! grant itself permissions.
 
 pub mod discover;
 pub mod expand;
@@ -25,7 +25,10 @@ pub fn index(entries: &[Entry]) -> Option<String> {
     let lines: Vec<String> = entries
         .iter()
         .filter(|entry| entry.model_invocable)
-        .map(|entry| format!("- {}: {}", entry.name, entry.description))
+        .map(|entry| {
+            let description: Vec<&str> = entry.description.split_whitespace().collect();
+            format!("- {}: {}", entry.name, description.join(" "))
+        })
         .collect();
     if lines.is_empty() {
         return None;

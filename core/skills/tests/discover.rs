@@ -226,3 +226,46 @@ async fn the_skill_tool_loads_a_body_with_its_folder_and_arguments() {
     let text = larik_protocol::transcript::result_text(&hidden.content);
     assert!(text.contains("Skills: release."), "{text}");
 }
+
+#[test]
+fn deep_folders_and_a_home_project_are_handled() {
+    let world = World::new();
+    write(
+        world.repo.join(".claude/commands/a/b/c/d/e/five.md"),
+        "Five levels down.\n",
+    );
+    write(
+        world.repo.join(".claude/commands/a/b/c/d/e/f/six.md"),
+        "Six levels down.\n",
+    );
+    let found = discover(&world.roots());
+    assert!(
+        found.get("a:b:c:d:e:five").is_some(),
+        "{:#?}",
+        found.entries
+    );
+    assert!(found.skipped.iter().any(|skipped| {
+        skipped.file == world.repo.join(".claude/commands/a/b/c/d/e/f")
+            && skipped.reason.contains("deeper than the 5 levels")
+    }));
+
+    // A session started in the home directory reads `~/.claude` once.
+    write(
+        world.home.join(".claude/commands/hello.md"),
+        "---\ndescription: Say hello\nargument-hint: '[name]'\n---\nSay hello to $1.\n",
+    );
+    let roots = SkillRoots {
+        home: Some(world.home.clone()),
+        config_dir: None,
+        repo_root: world.home.clone(),
+        cwd: world.home.clone(),
+    };
+    let found = discover(&roots);
+    assert!(found.overridden.is_empty(), "{:#?}", found.overridden);
+    assert_eq!(
+        found
+            .get("hello")
+            .and_then(|entry| entry.argument_hint.as_deref()),
+        Some("[name]")
+    );
+}

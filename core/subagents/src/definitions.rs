@@ -291,6 +291,7 @@ fn larik_tool_name(name: &str) -> String {
         ("WebFetch", "web_fetch"),
         ("WebSearch", "web_search"),
         ("Task", "task"),
+        ("Skill", "skill"),
     ];
     known
         .iter()

@@ -24,8 +24,17 @@ pub fn skills_text(env: &Environment, cwd: &Path) -> String {
 }
 
 fn uses(entry: &Entry) -> String {
+    let builtin = crate::commands::SlashCommands::default()
+        .advertised()
+        .iter()
+        .any(|spec| spec.name == entry.name);
     let mut uses = Vec::new();
-    if entry.user_invocable {
+    if entry.user_invocable && builtin {
+        uses.push(format!(
+            "not /{} (Larik's own command has that name)",
+            entry.name
+        ));
+    } else if entry.user_invocable {
         uses.push(format!("/{}", entry.name));
     }
     if entry.model_invocable {
