@@ -191,3 +191,71 @@ async fn a_skill_added_during_a_session_is_offered_after_clear() {
     );
     raw.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_notification_hook_runs_while_a_permission_question_waits() {
+    let harness = Harness::new().await;
+    let log = harness.data.path().join("notified.jsonl");
+    let config = harness.data.path().join(".config/larik/config.json");
+    std::fs::create_dir_all(config.parent().expect("parent")).expect("mkdir");
+    std::fs::write(
+        &config,
+        json!({"hooks": {"Notification": [{"matcher": "permission_prompt", "hooks": [
+            {"type": "command", "command": format!("cat >> {}", log.display())}
+        ]}]}})
+        .to_string(),
+    )
+    .expect("config");
+    harness
+        .server
+        .enqueue(one_call("b1", "bash", json!({"command": "npm install"})));
+    harness.server.enqueue(answer("Skipped the install."));
+
+    let mut raw = harness.raw();
+    let opened = raw.open_session(&harness).await;
+    let session = opened["result"]["sessionId"]
+        .as_str()
+        .expect("session id")
+        .to_string();
+    raw.send_request(
+        77,
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "install"}]}),
+    )
+    .await;
+    let question = loop {
+        let message = raw.next_message().await;
+        if message["method"] == "session/request_permission" {
+            break message;
+        }
+    };
+    // The question waits for the answer: the hook, started as it was asked, has time to
+    // finish.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let payload: Value = loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if let Ok(payload) = serde_json::from_str(text.trim()) {
+            break payload;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the notification hook ran: {text:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    assert_eq!(payload["hook_event_name"], "Notification");
+    assert_eq!(payload["notification_type"], "permission_prompt");
+    assert_eq!(
+        payload["message"],
+        "Larik needs your permission to use bash"
+    );
+    raw.send_line(
+        &json!({"jsonrpc": "2.0", "id": question["id"],
+            "result": {"outcome": {"outcome": "selected", "optionId": "reject_once"}}})
+        .to_string(),
+    )
+    .await;
+    let answered = raw.response(&json!(77)).await;
+    assert_eq!(answered["result"]["stopReason"], "end_turn");
+    raw.finish().await;
+}

@@ -452,3 +452,62 @@ async fn a_stop_hooks_continue_false_lets_the_turn_stop_whatever_another_file_as
         stderr(&output)
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn session_start_sees_each_source_and_compaction_hooks_run() {
+    let harness = Harness::new().await;
+    let log = harness.hook_log("lifecycle.log");
+    harness.personal_hooks(json!({
+        "SessionStart": [{"hooks": [{"type": "command", "command": log_payload(&log)}]}],
+        "PreCompact": [{"matcher": "manual", "hooks": [{"type": "command", "command":
+            format!("{}; echo '{{\"hookSpecificOutput\": {{\"hookEventName\": \"PreCompact\", \"additionalContext\": \"Keep the API notes.\"}}}}'", log_payload(&log))}]}],
+        "PostCompact": [{"hooks": [{"type": "command", "command": log_payload(&log)}]}]
+    }));
+
+    harness.server.enqueue(turn().text("first answer"));
+    let output = harness.run(&["-p", "first"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+
+    harness.server.enqueue(turn().text("THE SUMMARY"));
+    let output = harness.run(&["-c", "-p", "/compact"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let summary_request = &harness.server.requests()[1].raw_body;
+    assert!(
+        summary_request.contains("Keep the API notes."),
+        "the hook's instructions reached the summary request"
+    );
+
+    let output = harness.run(&["-c", "-p", "/clear"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+
+    let payloads = logged(&log);
+    let seen: Vec<(String, String)> = payloads
+        .iter()
+        .map(|payload| {
+            let event = payload["hook_event_name"]
+                .as_str()
+                .expect("event")
+                .to_string();
+            let detail = payload
+                .get("source")
+                .or_else(|| payload.get("trigger"))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            (event, detail)
+        })
+        .collect();
+    let expected: Vec<(String, String)> = [
+        ("SessionStart", "startup"),
+        ("SessionStart", "resume"),
+        ("PreCompact", "manual"),
+        ("PostCompact", "manual"),
+        ("SessionStart", "compact"),
+        ("SessionStart", "clear"),
+    ]
+    .iter()
+    .map(|(event, detail)| (event.to_string(), detail.to_string()))
+    .collect();
+    assert_eq!(seen, expected, "{payloads:#?}");
+    assert_eq!(payloads[3]["compact_summary"], "THE SUMMARY");
+}
