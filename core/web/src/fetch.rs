@@ -1,0 +1,198 @@
+//! One fetch: `http` upgraded to `https` where the host answers it, every hop's host
+//! resolved and checked by the address guard and the connection pinned to the checked
+//! address, redirects followed by hand (each one checked again, at most ten, only to
+//! `http` and `https`), a time limit for the whole fetch and a size limit for the body.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use url::Url;
+
+use crate::guard;
+
+/// What a fetch may do.
+#[derive(Debug, Clone)]
+pub struct FetchOptions {
+    /// Hosts reached even on this machine or a private network (`web.allowed_hosts`).
+    pub allowed_hosts: Vec<String>,
+    /// How long one fetch may take, redirects included.
+    pub timeout: Duration,
+    /// The most bytes of a body kept; the rest is cut.
+    pub max_bytes: usize,
+    /// The most redirects followed.
+    pub max_redirects: usize,
+}
+
+impl Default for FetchOptions {
+    fn default() -> Self {
+        FetchOptions {
+            allowed_hosts: Vec::new(),
+            timeout: Duration::from_secs(30),
+            max_bytes: 10 * 1024 * 1024,
+            max_redirects: 10,
+        }
+    }
+}
+
+/// A fetched resource.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fetched {
+    /// Where it was found, after redirects.
+    pub url: Url,
+    /// The HTTP status.
+    pub status: u16,
+    /// The `Content-Type`, if given.
+    pub content_type: Option<String>,
+    /// The body, at most the size limit.
+    pub body: Vec<u8>,
+    /// Whether the body was cut at the size limit.
+    pub cut: bool,
+}
+
+/// Why a fetch failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FetchError {
+    /// The URL cannot be fetched.
+    #[error("{0}")]
+    BadUrl(String),
+    /// The address guard refused a host.
+    #[error("refused: {0}")]
+    Refused(String),
+    /// The server could not be reached or did not answer in time.
+    #[error("{0}")]
+    Network(String),
+}
+
+/// Fetches `address` as the options allow.
+pub async fn fetch(address: &str, options: &FetchOptions) -> Result<Fetched, FetchError> {
+    let url = Url::parse(address.trim())
+        .map_err(|error| FetchError::BadUrl(format!("`{address}` is not a URL: {error}")))?;
+    check_scheme(&url)?;
+    let work = async {
+        if url.scheme() == "http" {
+            let mut secure = url.clone();
+            if secure.set_scheme("https").is_ok() && url.port().is_none() {
+                match follow(secure, options).await {
+                    Err(FetchError::Network(_)) => {}
+                    answered => return answered,
+                }
+            }
+        }
+        follow(url.clone(), options).await
+    };
+    tokio::time::timeout(options.timeout, work)
+        .await
+        .map_err(|_| {
+            FetchError::Network(format!(
+                "no answer within {} s",
+                options.timeout.as_secs_f64()
+            ))
+        })?
+}
+
+fn check_scheme(url: &Url) -> Result<(), FetchError> {
+    match url.scheme() {
+        "http" | "https" => Ok(()),
+        other => Err(FetchError::BadUrl(format!(
+            "only http and https URLs can be fetched, not `{other}:`"
+        ))),
+    }
+}
+
+/// Follows `url` through its redirects.
+async fn follow(mut url: Url, options: &FetchOptions) -> Result<Fetched, FetchError> {
+    for _ in 0..=options.max_redirects {
+        let response = request(&url, options).await?;
+        let status = response.status();
+        if status.is_redirection()
+            && let Some(location) = response.headers().get(reqwest::header::LOCATION)
+        {
+            let location = location.to_str().map_err(|_| {
+                FetchError::Network(format!("{url} redirects to an unreadable location"))
+            })?;
+            let next = url.join(location).map_err(|error| {
+                FetchError::BadUrl(format!("{url} redirects to `{location}`: {error}"))
+            })?;
+            check_scheme(&next)?;
+            url = next;
+            continue;
+        }
+        return read(url, response, options.max_bytes).await;
+    }
+    Err(FetchError::Network(format!(
+        "more than {} redirects",
+        options.max_redirects
+    )))
+}
+
+/// One request to `url`, its host checked and the connection pinned to a checked address.
+async fn request(url: &Url, options: &FetchOptions) -> Result<reqwest::Response, FetchError> {
+    let host = url
+        .host_str()
+        .ok_or_else(|| FetchError::BadUrl(format!("`{url}` names no host")))?
+        .to_string();
+    let port = url
+        .port_or_known_default()
+        .ok_or_else(|| FetchError::BadUrl(format!("`{url}` names no port")))?;
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let addresses: Vec<SocketAddr> = match bare.parse::<std::net::IpAddr>() {
+        Ok(ip) => vec![SocketAddr::new(ip, port)],
+        Err(_) => tokio::net::lookup_host((bare, port))
+            .await
+            .map_err(|error| FetchError::Network(format!("cannot resolve `{host}`: {error}")))?
+            .collect(),
+    };
+    let pinned = if guard::is_allowed(&host, &options.allowed_hosts) {
+        *addresses
+            .first()
+            .ok_or_else(|| FetchError::Network(format!("`{host}` has no address")))?
+    } else {
+        guard::choose(&host, &addresses).map_err(FetchError::Refused)?
+    };
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .resolve(bare, pinned)
+        .user_agent(concat!("Larik/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|error| FetchError::Network(format!("cannot make a client: {error}")))?;
+    client
+        .get(url.clone())
+        .send()
+        .await
+        .map_err(|error| FetchError::Network(format!("cannot fetch {url}: {error}")))
+}
+
+/// Reads a response's body up to `max_bytes`.
+async fn read(
+    url: Url,
+    mut response: reqwest::Response,
+    max_bytes: usize,
+) -> Result<Fetched, FetchError> {
+    let status = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_string);
+    let mut body = Vec::new();
+    let mut cut = false;
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|error| FetchError::Network(format!("reading {url}: {error}")))?
+    {
+        let room = max_bytes.saturating_sub(body.len());
+        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if chunk.len() > room {
+            cut = true;
+            break;
+        }
+    }
+    Ok(Fetched {
+        url,
+        status,
+        content_type,
+        body,
+        cut,
+    })
+}

@@ -1,0 +1,104 @@
+//! Fetching web pages for the model, safely: [`fetch`] reaches only public addresses
+//! (checked on every hop, see [`guard`]) unless the user allows a host, [`convert`] gives a
+//! page as raw, Markdown or text, and [`Fetcher`] pages long content and keeps what it
+//! fetched for 15 minutes.
+
+pub mod convert;
+pub mod fetch;
+pub mod guard;
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+pub use convert::{Format, render};
+pub use fetch::{FetchError, FetchOptions, Fetched, fetch};
+
+/// How long a fetched page is kept.
+pub const CACHE_FOR: Duration = Duration::from_secs(15 * 60);
+
+/// One page of a fetched resource.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page {
+    /// Where the resource was found, after redirects.
+    pub url: String,
+    /// The HTTP status.
+    pub status: u16,
+    /// The part asked for, with a note saying how to read on when more follows.
+    pub content: String,
+    /// The length of the whole rendered resource, in characters.
+    pub total_chars: usize,
+    /// Whether it came from the cache.
+    pub cached: bool,
+}
+
+/// Fetches pages and keeps them for [`CACHE_FOR`].
+#[derive(Debug, Default)]
+pub struct Fetcher {
+    options: FetchOptions,
+    cache: Mutex<HashMap<String, (Instant, Fetched)>>,
+}
+
+impl Fetcher {
+    /// A fetcher with these options.
+    pub fn new(options: FetchOptions) -> Self {
+        Fetcher {
+            options,
+            cache: Mutex::default(),
+        }
+    }
+
+    /// `max_length` characters from `start` of the resource at `url` in `format`.
+    pub async fn page(
+        &self,
+        url: &str,
+        format: Format,
+        start: usize,
+        max_length: usize,
+    ) -> Result<Page, FetchError> {
+        let cached = self.cached(url);
+        let (fetched, from_cache) = match cached {
+            Some(fetched) => (fetched, true),
+            None => {
+                let fetched = fetch(url, &self.options).await?;
+                self.cache
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert(url.to_string(), (Instant::now(), fetched.clone()));
+                (fetched, false)
+            }
+        };
+        let rendered = render(&fetched, format);
+        let total_chars = rendered.chars().count();
+        let mut content: String = rendered.chars().skip(start).take(max_length).collect();
+        let shown_to = start.saturating_add(content.chars().count());
+        if shown_to < total_chars {
+            content.push_str(&format!(
+                "\n\n[{} more characters; fetch again with start={shown_to} to read on]",
+                total_chars - shown_to
+            ));
+        }
+        if fetched.cut {
+            content.push_str(&format!(
+                "\n\n[the body was cut at {} bytes]",
+                self.options.max_bytes
+            ));
+        }
+        Ok(Page {
+            url: fetched.url.to_string(),
+            status: fetched.status,
+            content,
+            total_chars,
+            cached: from_cache,
+        })
+    }
+
+    fn cached(&self, url: &str) -> Option<Fetched> {
+        let mut cache = self
+            .cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        cache.retain(|_, (at, _)| at.elapsed() < CACHE_FOR);
+        cache.get(url).map(|(_, fetched)| fetched.clone())
+    }
+}

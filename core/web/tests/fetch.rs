@@ -1,0 +1,222 @@
+//! Fetches against a server on loopback: the server's own address reached only when the
+//! user allows it; redirects followed, and refused when a hop leads to a private address or
+//! to a name that resolves to this machine; `http` tried as `https` first and used as it is
+//! when the host does not answer that; each format; paging; the cache.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use axum::Router;
+use axum::http::{StatusCode, header};
+use axum::response::{Html, IntoResponse};
+use axum::routing::get;
+use larik_web::{FetchError, FetchOptions, Fetcher, Format, fetch};
+
+const PAGE: &str = "<!doctype html><html><head><script>track()</script></head><body>\
+<nav>Menu</nav><h1>Release notes</h1><p>See <a href=\"/docs/install\">install</a>.</p>\
+<footer>Footer text</footer></body></html>";
+
+struct Server {
+    base: String,
+    port: u16,
+    hits: Arc<AtomicUsize>,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+async fn serve() -> Server {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&hits);
+    let app = Router::new()
+        .route("/page", get(|| async { Html(PAGE) }))
+        .route(
+            "/long",
+            get(|| async {
+                (
+                    [(header::CONTENT_TYPE, "text/plain")],
+                    "0123456789".repeat(5_000),
+                )
+            }),
+        )
+        .route(
+            "/counted",
+            get(move || {
+                let counted = Arc::clone(&counted);
+                async move {
+                    let n = counted.fetch_add(1, Ordering::SeqCst) + 1;
+                    ([(header::CONTENT_TYPE, "text/plain")], format!("visit {n}"))
+                }
+            }),
+        )
+        .route("/to-page", get(|| async { redirect("/page") }))
+        .route(
+            "/to-private",
+            get(|| async { redirect("http://10.255.255.1/secret") }),
+        )
+        .route(
+            "/to-localhost",
+            get(move || async move { redirect(&format!("http://localhost:{port}/page")) }),
+        )
+        .route("/to-file", get(|| async { redirect("file:///etc/passwd") }));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async {
+                let _ = stopped.await;
+            })
+            .await
+            .expect("serve");
+    });
+    Server {
+        base: format!("http://127.0.0.1:{port}"),
+        port,
+        hits,
+        _stop: stop,
+    }
+}
+
+fn redirect(to: &str) -> impl IntoResponse + use<> {
+    (StatusCode::FOUND, [(header::LOCATION, to.to_string())])
+}
+
+fn allowing(hosts: &[&str]) -> FetchOptions {
+    FetchOptions {
+        allowed_hosts: hosts.iter().map(|host| host.to_string()).collect(),
+        ..FetchOptions::default()
+    }
+}
+
+#[tokio::test]
+async fn this_machine_is_refused_unless_allowed() {
+    let server = serve().await;
+    let refused = fetch(&format!("{}/page", server.base), &FetchOptions::default())
+        .await
+        .expect_err("loopback is refused");
+    assert!(
+        matches!(&refused, FetchError::Refused(why) if why.contains("127.0.0.1")),
+        "{refused}"
+    );
+    assert_eq!(server.hits.load(Ordering::SeqCst), 0);
+
+    let fetched = fetch(&format!("{}/page", server.base), &allowing(&["127.0.0.1"]))
+        .await
+        .expect("allowed");
+    assert_eq!(fetched.status, 200);
+    assert_eq!(fetched.url.as_str(), format!("{}/page", server.base));
+}
+
+#[tokio::test]
+async fn every_redirect_hop_is_checked() {
+    let server = serve().await;
+    let options = allowing(&["127.0.0.1"]);
+    let followed = fetch(&format!("{}/to-page", server.base), &options)
+        .await
+        .expect("a redirect to the same host");
+    assert_eq!(followed.url.as_str(), format!("{}/page", server.base));
+
+    let private = fetch(&format!("{}/to-private", server.base), &options)
+        .await
+        .expect_err("a private address");
+    assert!(
+        matches!(&private, FetchError::Refused(why) if why.contains("10.255.255.1")),
+        "{private}"
+    );
+
+    // `localhost` resolves to this machine: not allowed, though 127.0.0.1 is.
+    let named = fetch(&format!("{}/to-localhost", server.base), &options)
+        .await
+        .expect_err("a name for this machine");
+    assert!(
+        matches!(&named, FetchError::Refused(why) if why.contains("localhost")),
+        "{named}"
+    );
+
+    let file = fetch(&format!("{}/to-file", server.base), &options)
+        .await
+        .expect_err("a file URL");
+    assert!(
+        matches!(&file, FetchError::BadUrl(why) if why.contains("file:")),
+        "{file}"
+    );
+    let direct = fetch("file:///etc/passwd", &options)
+        .await
+        .expect_err("file");
+    assert!(matches!(direct, FetchError::BadUrl(_)));
+    assert!(server.port > 0);
+}
+
+#[tokio::test]
+async fn formats_paging_and_the_cache() {
+    let server = serve().await;
+    let fetcher = Fetcher::new(allowing(&["127.0.0.1"]));
+    let url = format!("{}/page", server.base);
+
+    let markdown = fetcher
+        .page(&url, Format::Markdown, 0, 20_000)
+        .await
+        .expect("markdown");
+    assert!(
+        markdown.content.contains("# Release notes"),
+        "{}",
+        markdown.content
+    );
+    assert!(
+        markdown
+            .content
+            .contains(&format!("[install]({}/docs/install)", server.base)),
+        "{}",
+        markdown.content
+    );
+    for gone in ["track()", "Menu", "Footer text"] {
+        assert!(
+            !markdown.content.contains(gone),
+            "{gone}: {}",
+            markdown.content
+        );
+    }
+    let text = fetcher
+        .page(&url, Format::Text, 0, 20_000)
+        .await
+        .expect("text");
+    assert!(text.content.contains("See install."), "{}", text.content);
+    let raw = fetcher
+        .page(&url, Format::Raw, 0, 20_000)
+        .await
+        .expect("raw");
+    assert!(raw.content.contains("<script>track()</script>"));
+
+    let long = format!("{}/long", server.base);
+    let first = fetcher
+        .page(&long, Format::Markdown, 0, 1_000)
+        .await
+        .expect("page 1");
+    assert_eq!(first.total_chars, 50_000);
+    assert!(first.content.starts_with("0123456789"));
+    assert!(
+        first
+            .content
+            .ends_with("[49000 more characters; fetch again with start=1000 to read on]"),
+        "{}",
+        &first.content[first.content.len() - 80..]
+    );
+    let last = fetcher
+        .page(&long, Format::Markdown, 49_995, 1_000)
+        .await
+        .expect("last page");
+    assert_eq!(last.content, "56789");
+
+    let counted = format!("{}/counted", server.base);
+    let once = fetcher
+        .page(&counted, Format::Raw, 0, 100)
+        .await
+        .expect("first");
+    let again = fetcher
+        .page(&counted, Format::Raw, 0, 100)
+        .await
+        .expect("cached");
+    assert_eq!((once.content.as_str(), once.cached), ("visit 1", false));
+    assert_eq!((again.content.as_str(), again.cached), ("visit 1", true));
+}
