@@ -129,13 +129,8 @@ async fn a_hanging_hook_is_stopped_at_its_timeout_with_what_it_started() {
     let dir = tempfile::tempdir().expect("dir");
     let pid_file = dir.path().join("child.pid");
     let command = format!("sleep 600 & echo $! > {}; wait", pid_file.display());
-    let run = run_command(
-        &command,
-        b"{}",
-        &place(dir.path()),
-        Duration::from_millis(500),
-    )
-    .await;
+    // Long enough for a loaded machine to start bash and write the child's pid.
+    let run = run_command(&command, b"{}", &place(dir.path()), Duration::from_secs(5)).await;
     assert_eq!(run.end, CommandEnd::TimedOut);
     let pid: i32 = std::fs::read_to_string(&pid_file)
         .expect("the hook started its child")
