@@ -181,7 +181,7 @@ async fn a_skill_added_during_a_session_is_offered_after_clear() {
             message["params"]["update"]["availableCommands"]
                 .as_array()
                 .cloned()
-                .unwrap_or_default()
+                .expect("a list of commands")
         })
         .filter_map(|command| command["name"].as_str().map(str::to_string))
         .collect();
@@ -195,13 +195,19 @@ async fn a_skill_added_during_a_session_is_offered_after_clear() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_notification_hook_runs_while_a_permission_question_waits() {
     let harness = Harness::new().await;
-    let log = harness.data.path().join("notified.jsonl");
+    // The hook sends its payload to the test over a socket, so the test waits on it.
+    let socket = harness.data.path().join("notified.sock");
+    let listener = tokio::net::UnixListener::bind(&socket).expect("listen");
     let config = harness.data.path().join(".config/larik/config.json");
     std::fs::create_dir_all(config.parent().expect("parent")).expect("mkdir");
     std::fs::write(
         &config,
         json!({"hooks": {"Notification": [{"matcher": "permission_prompt", "hooks": [
-            {"type": "command", "command": format!("cat >> {}", log.display())}
+            {"type": "command", "command": format!(
+                "python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); \
+                 s.connect(sys.argv[1]); s.sendall(sys.stdin.buffer.read())' {}",
+                socket.display()
+            )}
         ]}]}})
         .to_string(),
     )
@@ -229,20 +235,21 @@ async fn a_notification_hook_runs_while_a_permission_question_waits() {
             break message;
         }
     };
-    // The question waits for the answer: the hook, started as it was asked, has time to
-    // finish.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    let payload: Value = loop {
-        let text = std::fs::read_to_string(&log).unwrap_or_default();
-        if let Ok(payload) = serde_json::from_str(text.trim()) {
-            break payload;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the notification hook ran: {text:?}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    };
+    // The question waits for its answer while the hook, started as it was asked, runs.
+    let wait = std::time::Duration::from_secs(60);
+    let (mut stream, _) = tokio::time::timeout(wait, listener.accept())
+        .await
+        .expect("the notification hook ran")
+        .expect("accept");
+    let mut sent = Vec::new();
+    tokio::time::timeout(
+        wait,
+        tokio::io::AsyncReadExt::read_to_end(&mut stream, &mut sent),
+    )
+    .await
+    .expect("the hook sent its payload")
+    .expect("read");
+    let payload: Value = serde_json::from_slice(&sent).expect("the payload is JSON");
     assert_eq!(payload["hook_event_name"], "Notification");
     assert_eq!(payload["notification_type"], "permission_prompt");
     assert_eq!(

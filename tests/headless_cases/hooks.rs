@@ -37,7 +37,7 @@ impl Harness {
 /// The JSON lines a logging hook wrote.
 fn logged(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)
-        .unwrap_or_default()
+        .expect("the logging hook wrote its log")
         .lines()
         .map(|line| serde_json::from_str(line).expect("a logged payload"))
         .collect()

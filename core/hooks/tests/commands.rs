@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use larik_hooks::{CommandEnd, HookEvent, Hooks, PromptModel, RunPlace, read_hooks, run_command};
 use serde_json::{Value, json};
+use tokio::io::AsyncReadExt;
 
 /// A model that answers every question with the next canned reply, and records the
 /// questions.
@@ -127,34 +128,31 @@ async fn exit_codes_block_succeed_or_fail_without_blocking() {
 #[tokio::test]
 async fn a_hanging_hook_is_stopped_at_its_timeout_with_what_it_started() {
     let dir = tempfile::tempdir().expect("dir");
-    let pid_file = dir.path().join("child.pid");
-    let command = format!("sleep 600 & echo $! > {}; wait", pid_file.display());
-    // Long enough for a loaded machine to start bash and write the child's pid.
-    let run = run_command(&command, b"{}", &place(dir.path()), Duration::from_secs(5)).await;
+    let socket = dir.path().join("child.sock");
+    let listener = tokio::net::UnixListener::bind(&socket).expect("listen");
+    // The hook starts a child that connects to the test and then hangs: the connection
+    // closes only when the child dies.
+    let command = format!(
+        "python3 -c 'import socket, sys, time; s = socket.socket(socket.AF_UNIX); \
+         s.connect(sys.argv[1]); time.sleep(600)' {} & wait",
+        socket.display()
+    );
+    let child_ended = async {
+        let (mut stream, _) = tokio::time::timeout(Duration::from_secs(60), listener.accept())
+            .await
+            .expect("the hook's child connects")
+            .expect("accept");
+        let mut rest = Vec::new();
+        tokio::time::timeout(Duration::from_secs(60), stream.read_to_end(&mut rest))
+            .await
+            .expect("the hook's child was killed with its hook")
+            .expect("read");
+    };
+    // Long enough for a loaded machine to start bash and its child.
+    let place = place(dir.path());
+    let hook = run_command(&command, b"{}", &place, Duration::from_secs(5));
+    let (run, ()) = tokio::join!(hook, child_ended);
     assert_eq!(run.end, CommandEnd::TimedOut);
-    let pid: i32 = std::fs::read_to_string(&pid_file)
-        .expect("the hook started its child")
-        .trim()
-        .parse()
-        .expect("a pid");
-    // The group was killed: the child is gone (or a zombie waiting for init).
-    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let alive = state
-        .rsplit(')')
-        .next()
-        .is_some_and(|rest| !rest.trim_start().starts_with('Z'));
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    let mut alive = alive;
-    while alive && std::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        alive = !state.is_empty()
-            && state
-                .rsplit(')')
-                .next()
-                .is_some_and(|rest| !rest.trim_start().starts_with('Z'));
-    }
-    assert!(!alive, "the hook's child {pid} outlived the time-out");
 }
 
 #[tokio::test]
@@ -257,20 +255,18 @@ async fn matchers_choose_hooks_and_the_same_command_runs_once() {
 #[tokio::test]
 async fn hooks_of_an_event_run_at_the_same_time() {
     let dir = tempfile::tempdir().expect("dir");
-    // Each waits for the other's mark: run one after the other, they would time out.
-    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
-    let wait_for = |mine: &Path, other: &Path, answer: &str| {
-        format!(
-            "touch {}; while [ ! -e {} ]; do sleep 0.05; done; echo '{answer}'",
-            mine.display(),
-            other.display()
-        )
+    // One reads a named pipe the other writes: opening it waits for the other side, so
+    // run one after the other, the first would wait until its time-out.
+    let pipe = dir.path().join("pipe");
+    let meet = |side: &str, answer: &str| {
+        let pipe = pipe.display();
+        format!("mkfifo {pipe} 2>/dev/null; {side} {pipe}; echo '{answer}'")
     };
     let set = hooks(
         dir.path(),
         json!({"PreToolUse": [{"hooks": [
-            {"type": "command", "command": wait_for(&a, &b, r#"{"hookSpecificOutput": {"permissionDecision": "allow"}}"#), "timeout": 60},
-            {"type": "command", "command": wait_for(&b, &a, r#"{"hookSpecificOutput": {"permissionDecision": "deny", "permissionDecisionReason": "no"}}"#), "timeout": 60}
+            {"type": "command", "command": meet("cat >/dev/null <", r#"{"hookSpecificOutput": {"permissionDecision": "allow"}}"#), "timeout": 60},
+            {"type": "command", "command": meet("echo met >", r#"{"hookSpecificOutput": {"permissionDecision": "deny", "permissionDecisionReason": "no"}}"#), "timeout": 60}
         ]}]}),
     );
     let replies = set
