@@ -195,6 +195,18 @@ pub enum HookDecision {
     Deny(String),
 }
 
+impl HookDecision {
+    /// How strict a decision is, none being the least: allow, then ask, then deny.
+    pub fn strictness(decision: Option<&HookDecision>) -> u8 {
+        match decision {
+            None => 0,
+            Some(HookDecision::Allow) => 1,
+            Some(HookDecision::Ask) => 2,
+            Some(HookDecision::Deny(_)) => 3,
+        }
+    }
+}
+
 /// What hooks answer before a tool call.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolCallOutcome {
@@ -540,15 +552,11 @@ impl HookSet {
     ) -> CallVerdict {
         let answers = join_all(self.hooks.iter().map(|hook| hook.before_tool(at, call))).await;
         let mut verdict = CallVerdict::default();
-        let rank = |decision: &Option<HookDecision>| match decision {
-            None => 0,
-            Some(HookDecision::Allow) => 1,
-            Some(HookDecision::Ask) => 2,
-            Some(HookDecision::Deny(_)) => 3,
-        };
         for (hook, answer) in self.hooks.iter().zip(answers) {
             Self::tell(events, hook.name(), answer.message);
-            if rank(&answer.decision) > rank(&verdict.decision) {
+            if HookDecision::strictness(answer.decision.as_ref())
+                > HookDecision::strictness(verdict.decision.as_ref())
+            {
                 verdict.decision = answer.decision;
                 verdict.decided_by = hook.name().to_string();
             }

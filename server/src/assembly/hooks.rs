@@ -279,12 +279,6 @@ impl LoopHook for ClaudeHooks {
             ..ToolCallOutcome::default()
         };
         let mut user_notes = Vec::new();
-        let rank = |decision: &Option<HookDecision>| match decision {
-            None => 0,
-            Some(HookDecision::Allow) => 1,
-            Some(HookDecision::Ask) => 2,
-            Some(HookDecision::Deny(_)) => 3,
-        };
         for reply in &replies {
             let reason = reply
                 .specific_text("permissionDecisionReason")
@@ -312,7 +306,9 @@ impl LoopHook for ClaudeHooks {
             {
                 user_notes.push(reason);
             }
-            if rank(&decision) > rank(&outcome.decision) {
+            if HookDecision::strictness(decision.as_ref())
+                > HookDecision::strictness(outcome.decision.as_ref())
+            {
                 outcome.decision = decision;
             }
             if outcome.input.is_none()

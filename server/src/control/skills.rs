@@ -23,11 +23,9 @@ pub fn skills_text(env: &Environment, cwd: &Path) -> String {
     report(&discover(&skill_roots(env, cwd)))
 }
 
-fn uses(entry: &Entry) -> String {
-    let builtin = crate::commands::SlashCommands::default()
-        .advertised()
-        .iter()
-        .any(|spec| spec.name == entry.name);
+/// Who may use `entry`; `builtins` are the names of Larik's own commands.
+fn uses(entry: &Entry, builtins: &[&str]) -> String {
+    let builtin = builtins.contains(&entry.name.as_str());
     let mut uses = Vec::new();
     if entry.user_invocable && builtin {
         uses.push(format!(
@@ -50,6 +48,12 @@ fn uses(entry: &Entry) -> String {
 /// The report of what discovery found.
 fn report(found: &Discovered) -> String {
     let mut text = String::new();
+    let commands = crate::commands::SlashCommands::default();
+    let builtins: Vec<&str> = commands
+        .advertised()
+        .iter()
+        .map(|spec| spec.name.as_str())
+        .collect();
     if found.entries.is_empty() {
         text.push_str("No skills or custom commands found.\n");
     } else {
@@ -67,7 +71,7 @@ fn report(found: &Discovered) -> String {
                 entry.kind.as_str(),
                 entry.description,
                 entry.file.display(),
-                uses(entry)
+                uses(entry, &builtins)
             );
         }
     }

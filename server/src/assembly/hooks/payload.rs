@@ -6,7 +6,6 @@
 
 use larik_agent::hooks::LoopContext;
 use larik_hooks::HookEvent;
-use larik_protocol::PermissionMode;
 use serde_json::{Value, json};
 
 /// The payload of `event` at `at`, with the event's `fields` added.
@@ -16,7 +15,7 @@ pub(super) fn build(at: &LoopContext, event: HookEvent, fields: Value) -> Value 
         "transcript_path": at.transcript_path,
         "cwd": at.cwd,
         "hook_event_name": event.name(),
-        "permission_mode": mode_name(at.mode),
+        "permission_mode": at.mode.as_str(),
     });
     if let Some(agent) = &at.agent {
         payload["agent_id"] = json!(agent.id);
@@ -26,16 +25,6 @@ pub(super) fn build(at: &LoopContext, event: HookEvent, fields: Value) -> Value 
         payload.extend(fields);
     }
     payload
-}
-
-/// A permission mode as Claude Code spells it.
-fn mode_name(mode: PermissionMode) -> &'static str {
-    match mode {
-        PermissionMode::Default => "default",
-        PermissionMode::AcceptEdits => "acceptEdits",
-        PermissionMode::Plan => "plan",
-        PermissionMode::BypassPermissions => "bypassPermissions",
-    }
 }
 
 /// Claude Code's name for one of Larik's tools, where it has the same tool.
