@@ -77,7 +77,7 @@ fn dependencies_point_one_way() {
         ("larik-subagents", &["larik-protocol", "larik-tools"][..]),
         ("larik-hooks", &["larik-sandbox"][..]),
         ("larik-skills", &["larik-protocol", "larik-tools"][..]),
-        ("larik-web", &[][..]),
+        ("larik-web", &["larik-protocol", "larik-tools"][..]),
         (
             "larik-agent",
             &[

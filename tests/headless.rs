@@ -42,6 +42,8 @@ mod subagents;
 mod trace;
 #[path = "headless_cases/undo.rs"]
 mod undo;
+#[path = "headless_cases/web.rs"]
+mod web;
 
 /// A project directory, a data directory and a fake model server for one test.
 struct Harness {

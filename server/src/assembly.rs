@@ -23,6 +23,7 @@ mod options;
 mod skills;
 mod subagents;
 mod upkeep;
+mod web;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -429,5 +430,6 @@ fn own_extensions() -> Vec<Arc<dyn Extension>> {
         Arc::new(subagents::SubagentExtension),
         Arc::new(hooks::HookExtension),
         Arc::new(skills::SkillExtension),
+        Arc::new(web::WebExtension::default()),
     ]
 }

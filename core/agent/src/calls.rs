@@ -297,10 +297,11 @@ impl Runner {
         hook: Option<HookDecision>,
     ) -> Decision {
         let target = tool.target(input, ctx);
-        let (path, command) = match &target {
-            CallTarget::Path(path) => (Some(path.as_path()), None),
-            CallTarget::Command(command) => (None, Some(command.as_str())),
-            CallTarget::None => (None, None),
+        let (path, command, domain) = match &target {
+            CallTarget::Path(path) => (Some(path.as_path()), None, None),
+            CallTarget::Command(command) => (None, Some(command.as_str()), None),
+            CallTarget::Domain(host) => (None, None, Some(host.as_str())),
+            CallTarget::None => (None, None, None),
         };
         let query = PermissionQuery {
             tool: name,
@@ -308,6 +309,7 @@ impl Runner {
             read_only: tool.read_only(),
             path,
             command,
+            domain,
             cwd: &self.config.cwd,
             sandboxed: tool.sandboxed(input, ctx),
         };
@@ -547,6 +549,7 @@ fn category(kind: ToolKind) -> ToolCategory {
         ToolKind::Read | ToolKind::Search => ToolCategory::Read,
         ToolKind::Edit | ToolKind::Delete | ToolKind::Move => ToolCategory::Edit,
         ToolKind::Execute => ToolCategory::Execute,
-        ToolKind::Think | ToolKind::Fetch | ToolKind::Other => ToolCategory::Other,
+        ToolKind::Fetch => ToolCategory::Network,
+        ToolKind::Think | ToolKind::Other => ToolCategory::Other,
     }
 }

@@ -17,7 +17,7 @@ use crate::settings::{ConfigContext, LoadedConfig};
 use crate::update::{UpdateError, child_object, update_json};
 
 /// The top-level keys Larik reads.
-pub const KNOWN_KEYS: [&str; 18] = [
+pub const KNOWN_KEYS: [&str; 19] = [
     "model",
     "debug",
     "permissions",
@@ -36,6 +36,7 @@ pub const KNOWN_KEYS: [&str; 18] = [
     "approvals",
     "hooks",
     "disableAllHooks",
+    "web",
 ];
 
 /// Whether a setting counts.

@@ -27,9 +27,10 @@ pub use layers::{
     read_layer,
 };
 pub use settings::{
-    ConfigContext, ConfigNotice, ConfiguredRule, HookLayer, LoadedConfig, LspServerSettings,
-    LspSettings, McpOAuthSettings, McpServerSettings, ModelConfig, ModelEntrySettings,
-    PermissionSettings, PriceSettings, RoleSettings, SandboxSettings, Settings, load,
+    BrowserSettings, ConfigContext, ConfigNotice, ConfiguredRule, HookLayer, LoadedConfig,
+    LspServerSettings, LspSettings, McpOAuthSettings, McpServerSettings, ModelConfig,
+    ModelEntrySettings, PermissionSettings, PriceSettings, RoleSettings, SEARCH_BACKENDS,
+    SandboxSettings, SearchSettings, Settings, WebSettings, load,
 };
 pub use update::{
     UpdateError, persist_allow_rule, persist_deny_rule, remove_personal_mcp_server,

@@ -2,12 +2,13 @@
 //! lists (permission rules, writable paths, allowed hosts, each file's hooks) accumulate. A
 //! shared file may only tighten: deny and ask rules, a stricter permission mode, the sandbox
 //! switched on, a language server or all of them switched off, shared files' hooks switched
-//! off. Whatever in a shared file would loosen (allow rules, a looser mode, the sandbox off,
-//! writable paths, network, language-server commands, hooks) is ignored with one notice
+//! off, the web tools switched off or their local hosts narrowed. Whatever in a shared file
+//! would loosen (allow rules, a looser mode, the sandbox off, writable paths, network,
+//! language-server commands, hooks, the search backend) is ignored with one notice
 //! naming the key and where it would count, and listed as awaiting approval, unless the user
 //! approved that very value ([`crate::approvals`]): then it counts as if personal. A value
 //! of the wrong type is ignored with a notice too; unknown keys are left alone (other tools'
-//! settings). Model and spending keys are in [`models`].
+//! settings). Model and spending keys are in [`models`], web keys in [`web`].
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -17,8 +18,10 @@ use larik_protocol::PermissionMode;
 use serde_json::{Map, Value};
 
 mod models;
+mod web;
 
 pub use models::{ModelConfig, ModelEntrySettings, PriceSettings, RoleSettings};
+pub use web::{BrowserSettings, SEARCH_BACKENDS, SearchSettings, WebSettings};
 
 use crate::approvals::{APPROVALS_KEY, ApprovalState, Approvals, PendingApproval, content_hash};
 use crate::layers::{
@@ -229,6 +232,8 @@ pub struct Settings {
     /// personal file's `false` clears only [`Settings::disable_all_hooks`], and a shared
     /// file's `false` is ignored with a notice.
     pub disable_shared_hooks: bool,
+    /// `web`: the web and browser tools.
+    pub web: WebSettings,
 }
 
 /// The merged settings, the notices for the user, and the files that were read.
@@ -358,6 +363,7 @@ impl Layer<'_> {
                 "subagents" => self.subagents(value, settings),
                 "hooks" => self.hooks(value, &mut settings.hooks),
                 "disableAllHooks" => self.disable_all_hooks(value, settings),
+                "web" => self.web(value, &mut settings.web),
                 "permissions" => self.permissions(value, &mut settings.permissions),
                 "sandbox" => self.sandbox(value, &mut settings.sandbox),
                 "lsp" => self.lsp(value, &mut settings.lsp),

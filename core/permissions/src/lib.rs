@@ -27,6 +27,9 @@ pub enum ToolCategory {
     Edit,
     /// Runs commands: `bash`.
     Execute,
+    /// Reaches the network: `web_fetch`, `web_search`, the `browser_*` tools. Their calls
+    /// ask unless a rule allows them, read-only or not.
+    Network,
     /// Anything else, e.g. MCP tools.
     Other,
 }
@@ -38,6 +41,8 @@ impl ToolCategory {
             "read" | "grep" | "glob" => ToolCategory::Read,
             "write" | "edit" | "multiedit" => ToolCategory::Edit,
             "bash" => ToolCategory::Execute,
+            "webfetch" | "websearch" => ToolCategory::Network,
+            name if name.starts_with("browser") => ToolCategory::Network,
             _ => ToolCategory::Other,
         }
     }
@@ -56,6 +61,8 @@ pub struct PermissionQuery<'a> {
     pub path: Option<&'a Path>,
     /// The shell command, for command tools.
     pub command: Option<&'a str>,
+    /// The host a network call reaches, e.g. `docs.rs` (lowercase), for `domain:` rules.
+    pub domain: Option<&'a str>,
     /// The session's working directory (absolute).
     pub cwd: &'a Path,
     /// The call runs inside the OS sandbox: in `default` and `acceptEdits` it runs without

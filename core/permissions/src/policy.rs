@@ -115,6 +115,7 @@ impl PermissionPolicy {
             read_only: true,
             path: Some(path),
             command: None,
+            domain: None,
             cwd,
             sandboxed: false,
         };
@@ -188,7 +189,8 @@ impl PermissionPolicy {
             }
             // Plan mode reaches here only for read-only calls, which it treats as default does.
             PermissionMode::Default | PermissionMode::AcceptEdits | PermissionMode::Plan => {
-                if (query.read_only && inside_cwd) || query.sandboxed {
+                let local_read = query.read_only && query.category != ToolCategory::Network;
+                if (local_read && inside_cwd) || query.sandboxed {
                     Decision::Allow
                 } else {
                     ask()
@@ -208,6 +210,9 @@ impl PermissionPolicy {
         if let Some(path) = query.path
             && rule.matches_path(path, query.cwd, self.home.as_deref())
         {
+            return true;
+        }
+        if query.domain.is_some_and(|host| rule.matches_domain(host)) {
             return true;
         }
         command.is_some_and(|command| {
@@ -245,6 +250,7 @@ impl PermissionPolicy {
                     || query.path.is_some_and(|path| {
                         rule.matches_path(path, query.cwd, self.home.as_deref())
                     })
+                    || query.domain.is_some_and(|host| rule.matches_domain(host))
             }),
         }
     }

@@ -87,7 +87,8 @@ enum Specifier {
     },
     /// `Edit(src/**)` and the like.
     Path(PathPattern),
-    /// `WebFetch(domain:example.com)`: kept for when fetch calls carry a URL.
+    /// `WebFetch(domain:example.com)`: the host a call reaches, exactly, or any host
+    /// below it for `domain:*.example.com`. Stored lowercase.
     Domain(String),
     /// A specifier for a tool whose calls carry nothing to match it against.
     Other(String),
@@ -121,6 +122,9 @@ enum Base {
     Home,
     Root,
 }
+
+/// Tools whose specifier may be `domain:<host>`.
+const DOMAIN_TOOLS: [&str; 2] = ["webfetch", "browsernavigate"];
 
 /// Tools whose specifier is a path pattern.
 const PATH_TOOLS: [&str; 7] = [
@@ -271,6 +275,20 @@ impl Rule {
         self.specifier.is_none()
     }
 
+    /// Whether the rule's `domain:` specifier covers `host` (lowercase): the same host, or
+    /// for `*.example.com` any host ending in `.example.com`; false for other rules.
+    pub(crate) fn matches_domain(&self, host: &str) -> bool {
+        let Some(Specifier::Domain(domain)) = &self.specifier else {
+            return false;
+        };
+        match domain.strip_prefix("*.") {
+            Some(parent) => host
+                .strip_suffix(parent)
+                .is_some_and(|below| below.ends_with('.') && below.len() > 1),
+            None => host == domain,
+        }
+    }
+
     /// Whether the rule's path pattern matches `path`; false for rules without one.
     pub(crate) fn matches_path(&self, path: &Path, cwd: &Path, home: Option<&Path>) -> bool {
         let Some((pattern, relative)) = self.relative_path(path, cwd, home) else {
@@ -370,10 +388,10 @@ fn parse_specifier(rule: &str, key: &str, tool: &str, inner: &str) -> Result<Spe
     if PATH_TOOLS.contains(&key) {
         return parse_path(rule, inner).map(Specifier::Path);
     }
-    if key == "webfetch"
+    if DOMAIN_TOOLS.contains(&key)
         && let Some(domain) = inner.strip_prefix("domain:")
     {
-        return Ok(Specifier::Domain(domain.trim().to_owned()));
+        return Ok(Specifier::Domain(domain.trim().to_ascii_lowercase()));
     }
     Ok(Specifier::Other(inner.to_owned()))
 }

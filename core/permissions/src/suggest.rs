@@ -52,6 +52,10 @@ pub fn suggest_rule(query: &PermissionQuery) -> String {
         ToolCategory::Read => category_rule("Read"),
         ToolCategory::Edit => category_rule("Edit"),
         ToolCategory::Other => canonical_name(query.tool),
+        ToolCategory::Network => match query.domain {
+            Some(host) => format!("{}(domain:{host})", canonical_name(query.tool)),
+            None => canonical_name(query.tool),
+        },
         ToolCategory::Execute => {
             let tool = canonical_name(query.tool);
             match query.command {

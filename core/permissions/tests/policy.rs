@@ -20,6 +20,8 @@ enum Call {
     MultiEdit(&'static str),
     Bash(&'static str),
     Tool(&'static str, bool),
+    /// A network call of the named tool reaching the host (`None`: no host, `web_search`).
+    Web(&'static str, Option<&'static str>),
 }
 
 fn absolute(path: &str) -> PathBuf {
@@ -28,7 +30,12 @@ fn absolute(path: &str) -> PathBuf {
 
 fn decide(policy: &PermissionPolicy, call: Call) -> Decision {
     let cwd = Path::new(CWD);
+    let domain = match call {
+        Call::Web(_, host) => host,
+        _ => None,
+    };
     let (tool, read_only, path, command) = match call {
+        Call::Web(name, _) => (name, true, None, None),
         Call::Read(path) => ("read", true, Some(absolute(path)), None),
         Call::Grep(path) => ("grep", true, path.map(absolute), None),
         Call::Edit(path) => ("edit", false, Some(absolute(path)), None),
@@ -43,6 +50,7 @@ fn decide(policy: &PermissionPolicy, call: Call) -> Decision {
         read_only,
         path: path.as_deref(),
         command,
+        domain,
         cwd,
         sandboxed: false,
     })
@@ -497,6 +505,10 @@ fn suggested_rules_allow_the_call_once_remembered() {
         Call::Read("/etc/hosts"),
         Call::Bash("cargo test -p x"),
         Call::Tool("mcp__srv__do", false),
+        Call::Web("web_fetch", Some("docs.rs")),
+        Call::Web("web_search", None),
+        Call::Web("browser_navigate", Some("localhost")),
+        Call::Web("browser_click", None),
     ];
     for call in cases {
         let mut policy = PermissionPolicy::new(Default, RuleSet::default(), None);
@@ -508,6 +520,80 @@ fn suggested_rules_allow_the_call_once_remembered() {
             .unwrap_or_else(|err| panic!("{rule_suggestion}: {err}"));
         assert_eq!(decide(&policy, call), Decision::Allow, "{rule_suggestion}");
     }
+}
+
+/// Network calls ask in every mode but `bypassPermissions`, read-only as they are (plan
+/// mode lets them ask); `domain:` rules match the host exactly or, with `*.`, the hosts
+/// below it.
+#[test]
+fn network_calls_ask_unless_a_domain_rule_allows_them() {
+    let fetch = |host| Call::Web("web_fetch", Some(host));
+    for mode in [Default, AcceptEdits, Plan] {
+        check(mode, NONE, fetch("docs.rs"), "ask WebFetch(domain:docs.rs)");
+        check(mode, NONE, Call::Web("web_search", None), "ask WebSearch");
+        check(
+            mode,
+            NONE,
+            Call::Web("browser_navigate", Some("localhost")),
+            "ask browser_navigate(domain:localhost)",
+        );
+    }
+    check(Bypass, NONE, fetch("docs.rs"), "allow");
+
+    let exact = &[("allow", "WebFetch(domain:Docs.RS)")];
+    check(Default, exact, fetch("docs.rs"), "allow");
+    check(
+        Default,
+        exact,
+        fetch("api.docs.rs"),
+        "ask WebFetch(domain:api.docs.rs)",
+    );
+    check(
+        Default,
+        exact,
+        fetch("xdocs.rs"),
+        "ask WebFetch(domain:xdocs.rs)",
+    );
+
+    let below = &[("allow", "WebFetch(domain:*.example.com)")];
+    check(Default, below, fetch("a.b.example.com"), "allow");
+    check(
+        Default,
+        below,
+        fetch("example.com"),
+        "ask WebFetch(domain:example.com)",
+    );
+    check(
+        Default,
+        below,
+        fetch("badexample.com"),
+        "ask WebFetch(domain:badexample.com)",
+    );
+
+    let deny = &[
+        ("allow", "WebFetch"),
+        ("deny", "WebFetch(domain:evil.test)"),
+    ];
+    check(Default, deny, fetch("docs.rs"), "allow");
+    check(
+        Default,
+        deny,
+        fetch("evil.test"),
+        "deny `WebFetch(domain:evil.test)`",
+    );
+    check(
+        Default,
+        &[("ask", "WebFetch(domain:docs.rs)"), ("allow", "WebFetch")],
+        fetch("docs.rs"),
+        "ask WebFetch(domain:docs.rs)",
+    );
+    // A domain rule names hosts of its own tool only.
+    check(
+        Default,
+        &[("allow", "WebFetch(domain:localhost)")],
+        Call::Web("browser_navigate", Some("localhost")),
+        "ask browser_navigate(domain:localhost)",
+    );
 }
 
 #[test]
@@ -706,6 +792,7 @@ fn sandboxed_commands_run_without_asking_unless_a_rule_says_otherwise() {
             read_only: false,
             path: None,
             command: Some(command),
+            domain: None,
             cwd: Path::new(CWD),
             sandboxed: true,
         })

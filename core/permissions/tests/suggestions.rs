@@ -13,6 +13,7 @@ fn decide(policy: &PermissionPolicy, command: &str) -> Decision {
         read_only: false,
         path: None,
         command: Some(command),
+        domain: None,
         cwd: Path::new("/work/proj"),
         sandboxed: false,
     })

@@ -206,6 +206,8 @@ pub enum CallTarget {
     Path(PathBuf),
     /// A shell command line.
     Command(String),
+    /// The host a network call reaches (lowercase), for `domain:` rules.
+    Domain(String),
 }
 
 /// A tool the model can call.

@@ -44,8 +44,39 @@ fn is_html(fetched: &Fetched) -> bool {
     }
 }
 
+/// Whether the resource is not text: a type that is neither text nor a text format, or
+/// a NUL byte near the start.
+fn is_binary(fetched: &Fetched) -> bool {
+    let textual = fetched.content_type.as_deref().is_none_or(|kind| {
+        let kind = kind.to_ascii_lowercase();
+        [
+            "text/",
+            "json",
+            "xml",
+            "javascript",
+            "html",
+            "yaml",
+            "toml",
+            "csv",
+        ]
+        .iter()
+        .any(|part| kind.contains(part))
+    });
+    !textual || fetched.body[..fetched.body.len().min(1024)].contains(&0)
+}
+
 /// The page in `format`.
 pub fn render(fetched: &Fetched, format: Format) -> String {
+    if is_binary(fetched) {
+        return format!(
+            "[binary content ({}, {} bytes): not shown]",
+            fetched
+                .content_type
+                .as_deref()
+                .unwrap_or("of no stated type"),
+            fetched.body.len()
+        );
+    }
     let body = String::from_utf8_lossy(&fetched.body);
     if format == Format::Raw || !is_html(fetched) {
         return body.into_owned();

@@ -1,11 +1,14 @@
-//! Fetching web pages for the model, safely: [`fetch`] reaches only public addresses
-//! (checked on every hop, see [`guard`]) unless the user allows a host, [`convert`] gives a
-//! page as raw, Markdown or text, and [`Fetcher`] pages long content and keeps what it
-//! fetched for 15 minutes.
+//! The web for the model, safely: [`fetch`] reaches only public addresses (checked on every
+//! hop, see [`guard`]) unless the user allows a host, [`convert`] gives a page as raw,
+//! Markdown or text, [`Fetcher`] pages long content and keeps what it fetched for 15
+//! minutes, [`search`] asks the search service the user chose, and [`tools`] offers both
+//! to the model as `web_fetch` and `web_search`.
 
 pub mod convert;
 pub mod fetch;
 pub mod guard;
+pub mod search;
+pub mod tools;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -13,6 +16,8 @@ use std::time::{Duration, Instant};
 
 pub use convert::{Format, render};
 pub use fetch::{FetchError, FetchOptions, Fetched, fetch};
+pub use search::{SearchBackend, SearchResult};
+pub use tools::{WebFetchTool, WebSearchTool};
 
 /// How long a fetched page is kept.
 pub const CACHE_FOR: Duration = Duration::from_secs(15 * 60);
