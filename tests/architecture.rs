@@ -79,6 +79,10 @@ fn dependencies_point_one_way() {
         ("larik-skills", &["larik-protocol", "larik-tools"][..]),
         ("larik-web", &["larik-protocol", "larik-tools"][..]),
         (
+            "larik-browser",
+            &["larik-protocol", "larik-tools", "larik-web"][..],
+        ),
+        (
             "larik-agent",
             &[
                 "larik-protocol",

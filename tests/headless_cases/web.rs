@@ -185,3 +185,50 @@ async fn a_shared_file_switches_the_web_tools_off_and_cannot_name_hosts() {
         "{names:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_browser_opens_an_allowed_page_and_its_screenshot_reaches_the_model() {
+    let site = site().await;
+    let harness = Harness::new().await;
+    harness.write_config(
+        harness.config_dir().join("config.json"),
+        r#"{"web": {"allowed_hosts": ["127.0.0.1"]}}"#,
+    );
+    harness.server.enqueue(turn().tool_call(
+        "n1",
+        "browser_navigate",
+        json!({"url": format!("{}/docs", site.base)}),
+    ));
+    harness
+        .server
+        .enqueue(turn().tool_call("s1", "browser_snapshot", json!({})));
+    harness
+        .server
+        .enqueue(turn().tool_call("p1", "browser_screenshot", json!({})));
+    harness.server.enqueue(turn().text("done"));
+    let output = harness
+        .run(&[
+            "-p",
+            "look at the docs",
+            "--allowedTools",
+            "browser_navigate(domain:127.0.0.1)",
+        ])
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let requests = harness.server.requests();
+    let opened = requests[1].tool_result_text("n1").expect("navigate result");
+    assert!(opened.starts_with("Opened. The tab shows"), "{opened}");
+    let snapshot = requests[2].tool_result_text("s1").expect("snapshot result");
+    assert!(snapshot.contains("# Install"), "{snapshot}");
+    assert!(
+        snapshot.contains("link \"setup script\" → /setup.sh [ref="),
+        "{snapshot}"
+    );
+    // The screenshot is an image block in the result the model reads.
+    let messages = requests[3].body["messages"].to_string();
+    assert!(messages.contains("\"type\":\"image\""), "{messages}");
+    assert!(
+        messages.contains("\"media_type\":\"image/jpeg\""),
+        "{messages}"
+    );
+}

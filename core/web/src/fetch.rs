@@ -134,21 +134,8 @@ async fn request(url: &Url, options: &FetchOptions) -> Result<reqwest::Response,
     let port = url
         .port_or_known_default()
         .ok_or_else(|| FetchError::BadUrl(format!("`{url}` names no port")))?;
+    let pinned = checked_address(&host, port, &options.allowed_hosts).await?;
     let bare = host.trim_start_matches('[').trim_end_matches(']');
-    let addresses: Vec<SocketAddr> = match bare.parse::<std::net::IpAddr>() {
-        Ok(ip) => vec![SocketAddr::new(ip, port)],
-        Err(_) => tokio::net::lookup_host((bare, port))
-            .await
-            .map_err(|error| FetchError::Network(format!("cannot resolve `{host}`: {error}")))?
-            .collect(),
-    };
-    let pinned = if guard::is_allowed(&host, &options.allowed_hosts) {
-        *addresses
-            .first()
-            .ok_or_else(|| FetchError::Network(format!("`{host}` has no address")))?
-    } else {
-        guard::choose(&host, &addresses).map_err(FetchError::Refused)?
-    };
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .resolve(bare, pinned)
@@ -160,6 +147,30 @@ async fn request(url: &Url, options: &FetchOptions) -> Result<reqwest::Response,
         .send()
         .await
         .map_err(|error| FetchError::Network(format!("cannot fetch {url}: {error}")))
+}
+
+/// The address to connect to for `host` (a name or an address, as in a URL) and `port`:
+/// every address the name resolves to must be public, unless `allowed` names the host.
+pub async fn checked_address(
+    host: &str,
+    port: u16,
+    allowed: &[String],
+) -> Result<SocketAddr, FetchError> {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let addresses: Vec<SocketAddr> = match bare.parse::<std::net::IpAddr>() {
+        Ok(ip) => vec![SocketAddr::new(ip, port)],
+        Err(_) => tokio::net::lookup_host((bare, port))
+            .await
+            .map_err(|error| FetchError::Network(format!("cannot resolve `{host}`: {error}")))?
+            .collect(),
+    };
+    if guard::is_allowed(host, allowed) {
+        return addresses
+            .first()
+            .copied()
+            .ok_or_else(|| FetchError::Network(format!("`{host}` has no address")));
+    }
+    guard::choose(host, &addresses).map_err(FetchError::Refused)
 }
 
 /// Reads a response's body up to `max_bytes`.

@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 pub use convert::{Format, render};
-pub use fetch::{FetchError, FetchOptions, Fetched, fetch};
+pub use fetch::{FetchError, FetchOptions, Fetched, checked_address, fetch};
 pub use search::{SearchBackend, SearchResult};
 pub use tools::{WebFetchTool, WebSearchTool};
 

@@ -1,19 +1,25 @@
-//! The web extension: `web_fetch` and `web_search` for every session whose settings leave
-//! the web tools on. Fetchers live as long as the process, one per list of allowed hosts,
-//! so the 15-minute page cache serves every session with the same rules. The search service
-//! comes from the personal `web.search` setting, else from the environment
-//! (`BRAVE_API_KEY`, `TAVILY_API_KEY`, `SEARXNG_URL`, in that order); without one,
-//! `web_search` is still offered and each call says how to configure it.
+//! The web extension: `web_fetch`, `web_search` and the `browser_*` tools for every session
+//! whose settings leave the web tools on. Fetchers live as long as the process, one per
+//! list of allowed hosts, so the 15-minute page cache serves every session with the same
+//! rules. The search service comes from the personal `web.search` setting, else from the
+//! environment (`BRAVE_API_KEY`, `TAVILY_API_KEY`, `SEARXNG_URL`, in that order); without
+//! one, `web_search` is still offered and each call says how to configure it. The browser
+//! tools are offered where a Chromium is found (`web.browser.path`, Debian's, or one on
+//! PATH); one browser serves the whole process, with its profile in the data directory,
+//! and is closed when the process ends.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
+
+use larik_browser::{Browser, BrowserOptions, browser_tools, find_browser};
 
 use larik_config::{Environment, SearchSettings};
 use larik_web::search::{BRAVE_URL, TAVILY_URL};
 use larik_web::{FetchOptions, Fetcher, SearchBackend, WebFetchTool, WebSearchTool};
 
 use super::error::{Notice, SetupError};
-use super::extension::{Contributions, Extension, Scope};
+use super::extension::{Contributions, Extension, Scope, ShutDown};
 
 /// The environment variable each key-based service's key is read from by default.
 const BRAVE_KEY: &str = "BRAVE_API_KEY";
@@ -26,6 +32,9 @@ const SEARXNG_URL: &str = "SEARXNG_URL";
 pub struct WebExtension {
     /// One fetcher per list of allowed hosts.
     fetchers: Mutex<HashMap<Vec<String>, Arc<Fetcher>>>,
+    /// The process's browser, made by the first session that offers the browser tools (its
+    /// program and window setting hold for the process).
+    browser: Mutex<Option<Arc<Browser>>>,
 }
 
 impl WebExtension {
@@ -40,6 +49,32 @@ impl WebExtension {
     }
 }
 
+impl WebExtension {
+    /// The process's browser, made now if this is the first session to want one; `true`
+    /// with it when it was made now.
+    fn browser(&self, options: BrowserOptions) -> (Arc<Browser>, bool) {
+        let mut browser = self.browser.lock().unwrap_or_else(PoisonError::into_inner);
+        match browser.as_ref() {
+            Some(existing) => (Arc::clone(existing), false),
+            None => {
+                let made = Arc::new(Browser::new(options));
+                *browser = Some(Arc::clone(&made));
+                (made, true)
+            }
+        }
+    }
+}
+
+/// Closes the browser when the process ends.
+struct CloseBrowser(Arc<Browser>);
+
+#[async_trait::async_trait]
+impl ShutDown for CloseBrowser {
+    async fn shut_down(&self) {
+        self.0.shut_down().await;
+    }
+}
+
 impl Extension for WebExtension {
     fn name(&self) -> &'static str {
         "web"
@@ -50,7 +85,8 @@ impl Extension for WebExtension {
         if !web.enabled() {
             return Ok(());
         }
-        let fetcher = self.fetcher(web.allowed_hosts());
+        let allowed_hosts = web.allowed_hosts();
+        let fetcher = self.fetcher(allowed_hosts.clone());
         into.tools.push(Arc::new(WebFetchTool::new(fetcher)));
         let backend = match &web.search {
             Some(search) => match configured_backend(search, scope.env) {
@@ -63,6 +99,40 @@ impl Extension for WebExtension {
             None => backend_from_environment(scope.env),
         };
         into.tools.push(Arc::new(WebSearchTool::new(backend)));
+
+        let configured = web.browser.path.as_deref();
+        match find_browser(configured, scope.env.get("PATH")) {
+            Some(executable) => {
+                let profile_dir: PathBuf = match scope.env.data_dir() {
+                    Ok(dir) => dir.join("browser-profile"),
+                    Err(error) => {
+                        into.notices.push(Notice::configuration(format!(
+                            "the browser tools are off: no place for the browser's profile ({error})"
+                        )));
+                        return Ok(());
+                    }
+                };
+                let (browser, made) = self.browser(BrowserOptions {
+                    executable,
+                    headless: web.browser.headless.unwrap_or(true),
+                    profile_dir,
+                });
+                if made {
+                    into.shutdown
+                        .push(Arc::new(CloseBrowser(Arc::clone(&browser))));
+                }
+                into.tools.extend(browser_tools(&browser, allowed_hosts));
+            }
+            None => {
+                if let Some(path) = configured {
+                    into.notices.push(Notice::configuration(format!(
+                        "the browser tools are off: `web.browser.path` names {}, which is not \
+                         a program",
+                        path.display()
+                    )));
+                }
+            }
+        }
         Ok(())
     }
 }

@@ -1,0 +1,564 @@
+//! The browser tools against Debian's Chromium, headless, on pages this test serves on
+//! loopback: a form inside a shadow root filled and submitted; a page opening a new tab,
+//! which becomes active; an alert (accepted) and a confirm (dismissed), logged; back and
+//! forward across a back/forward-cached page; console errors and uncaught exceptions;
+//! element and labelled screenshots by their size; refs that stay put across snapshots and
+//! `since_last` smaller than a whole snapshot; the address guard and the refused schemes.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::Query;
+use axum::response::Html;
+use axum::routing::get;
+use larik_browser::{Browser, BrowserOptions, browser_tools, find_browser};
+use larik_protocol::transcript::ResultPart;
+use larik_tools::{Tool, ToolContext, ToolOutput};
+use serde_json::{Value, json};
+
+const FORM: &str = r#"<!doctype html><html><head><title>Sign up</title></head><body>
+<h1>Join</h1>
+<signup-form></signup-form>
+<script>
+customElements.define('signup-form', class extends HTMLElement {
+  constructor() {
+    super();
+    const root = this.attachShadow({ mode: 'open' });
+    root.innerHTML = '<form action="/thanks" method="get"><label>Name <input name="name"></label>' +
+      '<select name="plan"><option value="free">Free</option><option value="pro">Pro plan</option></select>' +
+      '<button type="submit">Sign up</button></form>';
+    const input = root.querySelector('input');
+    input.addEventListener('input', () => { window.inputEvents = (window.inputEvents || 0) + 1; });
+  }
+});
+</script></body></html>"#;
+
+const OPENER: &str = r#"<!doctype html><html><head><title>Opener</title></head><body>
+<button onclick="window.open('/child')">Open child</button></body></html>"#;
+
+const CHILD: &str = r#"<!doctype html><html><head><title>Child tab</title></head><body><p>I am the child.</p></body></html>"#;
+
+const DIALOGS: &str = r#"<!doctype html><html><head><title>Dialogs</title></head><body>
+<button onclick="alert('hello there')">Alert</button>
+<button onclick="document.getElementById('out').textContent = 'confirmed: ' + confirm('Delete it?')">Confirm</button>
+<p id="out">nothing yet</p></body></html>"#;
+
+const CONSOLE: &str = r#"<!doctype html><html><head><title>Console</title></head><body><p>Logging</p>
+<script>
+console.log('ready', 42);
+console.error('boom happened');
+setTimeout(() => { throw new Error('kaput'); }, 0);
+</script></body></html>"#;
+
+const SHOT: &str = r#"<!doctype html><html><head><title>Shot</title><style>
+body { margin: 0; height: 6000px; }
+#box { position: absolute; left: 100px; top: 150px; width: 200px; height: 100px; background: #36c; border: 0; }
+</style></head><body><button id="box">Inside</button></body></html>"#;
+
+fn page(title: &str, body: &str) -> String {
+    format!("<!doctype html><html><head><title>{title}</title></head><body>{body}</body></html>")
+}
+
+struct Site {
+    base: String,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+async fn site() -> Site {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("address"));
+    let app = Router::new()
+        .route("/form", get(|| async { Html(FORM) }))
+        .route(
+            "/thanks",
+            get(
+                |Query(params): Query<std::collections::HashMap<String, String>>| async move {
+                    let name = params.get("name").cloned().unwrap_or_default();
+                    let plan = params.get("plan").cloned().unwrap_or_default();
+                    Html(page("Thanks", &format!("<h1>Thanks, {name}</h1><p>Plan: {plan}</p>")))
+                },
+            ),
+        )
+        .route("/opener", get(|| async { Html(OPENER) }))
+        .route("/child", get(|| async { Html(CHILD) }))
+        .route("/dialogs", get(|| async { Html(DIALOGS) }))
+        .route("/console", get(|| async { Html(CONSOLE) }))
+        .route("/shot", get(|| async { Html(SHOT) }))
+        .route(
+            "/a",
+            get(|| async {
+                Html(page(
+                    "Page A",
+                    "<h1>Page A</h1><a href=\"/b\">to B</a><p id=\"cache\">loaded</p>\
+                     <script>addEventListener('pageshow', (event) => { if (event.persisted) \
+                     document.getElementById('cache').textContent = 'restored from the back/forward cache'; });</script>",
+                ))
+            }),
+        )
+        .route(
+            "/b",
+            get(|| async { Html(page("Page B", "<h1>Page B</h1><p>Second page</p>")) }),
+        )
+        .route(
+            "/counter",
+            get(|| async {
+                Html(page(
+                    "Counter",
+                    "<h1>Counter</h1><button onclick=\"document.getElementById('n').textContent = Number(document.getElementById('n').textContent) + 1\">Add</button><p id=\"n\">0</p><a href=\"/a\">A link</a><input placeholder=\"Search\">",
+                ))
+            }),
+        );
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async {
+                let _ = stopped.await;
+            })
+            .await
+            .expect("serve");
+    });
+    Site { base, _stop: stop }
+}
+
+/// A browser with its own profile, allowed to reach the test's server.
+struct World {
+    tools: Vec<Arc<dyn Tool>>,
+    browser: Arc<Browser>,
+    _profile: tempfile::TempDir,
+    ctx: ToolContext,
+}
+
+impl World {
+    fn new(allowed_hosts: &[&str]) -> World {
+        let executable = find_browser(None, std::env::var("PATH").ok().as_deref())
+            .expect("Chromium is installed (tests/run installs Debian's chromium)");
+        let profile = tempfile::tempdir().expect("profile dir");
+        let browser = Arc::new(Browser::new(BrowserOptions {
+            executable,
+            headless: true,
+            profile_dir: profile.path().join("profile"),
+        }));
+        let cwd: PathBuf = Path::new("/").to_path_buf();
+        World {
+            tools: browser_tools(
+                &browser,
+                allowed_hosts.iter().map(|host| host.to_string()).collect(),
+            ),
+            browser,
+            _profile: profile,
+            ctx: ToolContext {
+                sandbox: Arc::new(larik_sandbox::Sandbox::unconfined(&cwd)),
+                cwd,
+                cancel: tokio_util::sync::CancellationToken::new(),
+                limits: larik_tools::ToolLimits::default(),
+                reads: Arc::default(),
+                hidden: None,
+                files: Arc::new(larik_tools::DiskFiles),
+                feedback: None,
+                checkpoint: None,
+                call_id: String::new(),
+                agent: None,
+            },
+        }
+    }
+
+    async fn call(&self, name: &str, input: Value) -> ToolOutput {
+        let tool = self
+            .tools
+            .iter()
+            .find(|tool| tool.name() == name)
+            .unwrap_or_else(|| panic!("no tool {name}"));
+        tool.run(input, &self.ctx).await
+    }
+
+    /// Runs a call that must succeed and returns its text.
+    async fn ok(&self, name: &str, input: Value) -> String {
+        let output = self.call(name, input.clone()).await;
+        let text = larik_protocol::transcript::result_text(&output.content);
+        assert!(!output.is_error, "{name} {input}: {text}");
+        text
+    }
+
+    async fn snapshot(&self) -> String {
+        self.ok("browser_snapshot", json!({})).await
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        let browser = Arc::clone(&self.browser);
+        // Close Chromium before the profile directory goes.
+        let _ = std::thread::spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime")
+                .block_on(browser.shut_down());
+        })
+        .join();
+    }
+}
+
+/// The ref of the first snapshot line containing `needle`.
+fn ref_of(snapshot: &str, needle: &str) -> String {
+    let line = snapshot
+        .lines()
+        .find(|line| line.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle} in:\n{snapshot}"));
+    let start = line.find("[ref=").expect("a ref") + 5;
+    line[start..].trim_end_matches(']').to_string()
+}
+
+/// A JPEG's width and height, from its start-of-frame segment.
+fn jpeg_size(base64: &str) -> (u32, u32) {
+    let bytes = decode_base64(base64);
+    assert_eq!(&bytes[..2], &[0xFF, 0xD8], "a JPEG");
+    let mut at = 2;
+    while at + 9 < bytes.len() {
+        assert_eq!(bytes[at], 0xFF, "a segment marker at {at}");
+        let marker = bytes[at + 1];
+        let length = usize::from(bytes[at + 2]) << 8 | usize::from(bytes[at + 3]);
+        if (0xC0..=0xC3).contains(&marker) {
+            let height = u32::from(bytes[at + 5]) << 8 | u32::from(bytes[at + 6]);
+            let width = u32::from(bytes[at + 7]) << 8 | u32::from(bytes[at + 8]);
+            return (width, height);
+        }
+        at += 2 + length;
+    }
+    panic!("no start-of-frame segment");
+}
+
+fn decode_base64(text: &str) -> Vec<u8> {
+    let value = |c: u8| -> u32 {
+        match c {
+            b'A'..=b'Z' => u32::from(c - b'A'),
+            b'a'..=b'z' => u32::from(c - b'a') + 26,
+            b'0'..=b'9' => u32::from(c - b'0') + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => panic!("not base64: {c}"),
+        }
+    };
+    let clean: Vec<u8> = text.bytes().filter(|c| *c != b'=').collect();
+    let mut out = Vec::with_capacity(clean.len() * 3 / 4);
+    for chunk in clean.chunks(4) {
+        let mut bits = 0u32;
+        for (i, c) in chunk.iter().enumerate() {
+            bits |= value(*c) << (18 - 6 * i);
+        }
+        let bytes = bits.to_be_bytes();
+        out.extend_from_slice(&bytes[1..chunk.len()]);
+    }
+    out
+}
+
+fn image_of(output: &ToolOutput) -> String {
+    output
+        .content
+        .iter()
+        .find_map(|part| match part {
+            ResultPart::Image { media_type, data } => {
+                assert_eq!(media_type, "image/jpeg");
+                Some(data.clone())
+            }
+            _ => None,
+        })
+        .expect("an image part")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_form_inside_a_shadow_root_is_filled_and_submitted() {
+    let site = site().await;
+    let world = World::new(&["127.0.0.1"]);
+    let opened = world
+        .ok(
+            "browser_navigate",
+            json!({"url": format!("{}/form", site.base)}),
+        )
+        .await;
+    assert!(opened.contains("\"Sign up\""), "{opened}");
+    let snapshot = world.snapshot().await;
+    assert!(snapshot.contains("# Join"), "{snapshot}");
+    let field = ref_of(&snapshot, "textbox \"Name\"");
+    let plan = ref_of(&snapshot, "combobox");
+    assert!(
+        snapshot.contains("options=\"Free | Pro plan\""),
+        "{snapshot}"
+    );
+    world
+        .ok(
+            "browser_type",
+            json!({"ref": field, "text": "Ada Lovelace"}),
+        )
+        .await;
+    let selected = world
+        .ok(
+            "browser_select",
+            json!({"ref": plan, "values": ["Pro plan"]}),
+        )
+        .await;
+    assert!(selected.starts_with("Selected Pro plan in"), "{selected}");
+    let typed = world.snapshot().await;
+    assert!(typed.contains("value=\"Ada Lovelace\""), "{typed}");
+    let submit = ref_of(&typed, "button \"Sign up\"");
+    let clicked = world.ok("browser_click", json!({"ref": submit})).await;
+    assert!(
+        clicked.contains("\"Thanks\""),
+        "the click waited for the new page: {clicked}"
+    );
+    let thanks = world.snapshot().await;
+    assert!(thanks.contains("# Thanks, Ada Lovelace"), "{thanks}");
+    assert!(thanks.contains("Plan: pro"), "{thanks}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tab_the_page_opens_becomes_active_and_tabs_can_be_closed() {
+    let site = site().await;
+    let world = World::new(&["127.0.0.1"]);
+    world
+        .ok(
+            "browser_navigate",
+            json!({"url": format!("{}/opener", site.base)}),
+        )
+        .await;
+    let button = ref_of(&world.snapshot().await, "button \"Open child\"");
+    world.ok("browser_click", json!({"ref": button})).await;
+    let tabs = world.ok("browser_tabs", json!({})).await;
+    assert!(tabs.contains("* 1: Child tab"), "{tabs}");
+    assert!(tabs.contains("  0: Opener"), "{tabs}");
+    assert!(world.snapshot().await.contains("I am the child."));
+
+    let closed = world
+        .ok("browser_tabs", json!({"action": "close", "index": 1}))
+        .await;
+    assert!(
+        closed.contains("* 0: Opener") && !closed.contains("Child tab"),
+        "{closed}"
+    );
+    let wrong = world
+        .call("browser_tabs", json!({"action": "select", "index": 7}))
+        .await;
+    assert!(wrong.is_error);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn alerts_are_accepted_confirms_dismissed_and_both_logged() {
+    let site = site().await;
+    let world = World::new(&["127.0.0.1"]);
+    world
+        .ok(
+            "browser_navigate",
+            json!({"url": format!("{}/dialogs", site.base)}),
+        )
+        .await;
+    let snapshot = world.snapshot().await;
+    world
+        .ok(
+            "browser_click",
+            json!({"ref": ref_of(&snapshot, "button \"Alert\"")}),
+        )
+        .await;
+    world
+        .ok(
+            "browser_click",
+            json!({"ref": ref_of(&snapshot, "button \"Confirm\"")}),
+        )
+        .await;
+    assert!(world.snapshot().await.contains("confirmed: false"));
+    let console = world.ok("browser_console", json!({"clear": true})).await;
+    assert!(
+        console.contains("[dialog] alert \"hello there\" accepted"),
+        "{console}"
+    );
+    assert!(
+        console.contains("[dialog] confirm \"Delete it?\" dismissed"),
+        "{console}"
+    );
+    assert_eq!(
+        world.ok("browser_console", json!({})).await,
+        "The console is empty."
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn console_messages_and_uncaught_errors_are_captured() {
+    let site = site().await;
+    let world = World::new(&["127.0.0.1"]);
+    world
+        .ok(
+            "browser_navigate",
+            json!({"url": format!("{}/console", site.base)}),
+        )
+        .await;
+    // The exception is thrown from a timer; the snapshot waits for the page to be loaded,
+    // and the console is read until the exception has arrived.
+    let mut console = String::new();
+    for _ in 0..100 {
+        console = world.ok("browser_console", json!({})).await;
+        if console.contains("kaput") {
+            break;
+        }
+        world.snapshot().await;
+    }
+    assert!(console.contains("[log] ready 42"), "{console}");
+    assert!(console.contains("[error] boom happened"), "{console}");
+    assert!(console.contains("[exception] Error: kaput"), "{console}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn back_and_forward_cross_a_cached_page() {
+    let site = site().await;
+    let world = World::new(&["127.0.0.1"]);
+    world
+        .ok(
+            "browser_navigate",
+            json!({"url": format!("{}/a", site.base)}),
+        )
+        .await;
+    let link = ref_of(&world.snapshot().await, "link \"to B\"");
+    world.ok("browser_click", json!({"ref": link})).await;
+    assert!(world.snapshot().await.contains("# Page B"));
+    let back = world.ok("browser_back", json!({})).await;
+    assert!(back.contains("\"Page A\""), "{back}");
+    let restored = world.snapshot().await;
+    assert!(restored.contains("# Page A"), "{restored}");
+    assert!(
+        restored.contains("restored from the back/forward cache"),
+        "page A came back from the cache, which fires no load event: {restored}"
+    );
+    let forward = world.ok("browser_forward", json!({})).await;
+    assert!(forward.contains("\"Page B\""), "{forward}");
+    let further = world.call("browser_forward", json!({})).await;
+    assert!(further.is_error);
+    assert_eq!(
+        larik_protocol::transcript::result_text(&further.content),
+        "There is no later page in this tab."
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn element_and_labelled_screenshots_have_their_sizes() {
+    let site = site().await;
+    let world = World::new(&["127.0.0.1"]);
+    world
+        .ok(
+            "browser_navigate",
+            json!({"url": format!("{}/shot", site.base)}),
+        )
+        .await;
+    let snapshot = world.snapshot().await;
+    let button = ref_of(&snapshot, "button \"Inside\"");
+
+    let plain = world.call("browser_screenshot", json!({})).await;
+    let labelled = world
+        .call("browser_screenshot", json!({"labels": true}))
+        .await;
+    assert!(!labelled.is_error);
+    assert_eq!(jpeg_size(&image_of(&plain)), (1280, 800));
+    assert_eq!(jpeg_size(&image_of(&labelled)), (1280, 800));
+    assert_ne!(
+        image_of(&plain),
+        image_of(&labelled),
+        "the labels were drawn"
+    );
+    // The labels are gone after the picture.
+    let tab = world.browser.active_tab().await.expect("tab");
+    assert_eq!(
+        tab.eval("document.getElementById('__larik_labels') === null")
+            .await
+            .expect("eval"),
+        Value::Bool(true)
+    );
+    let overlay = world
+        .ok("browser_snapshot", json!({"since_last": true}))
+        .await;
+    assert!(overlay.contains("Nothing changed"), "{overlay}");
+
+    let full = world
+        .call("browser_screenshot", json!({"full_page": true}))
+        .await;
+    assert_eq!(jpeg_size(&image_of(&full)), (1280, 5000));
+    assert!(larik_protocol::transcript::result_text(&full.content).contains("cut at 5000 px"));
+
+    // The button is 200×100; the picture adds 8 px on each side.
+    let element = world
+        .call("browser_screenshot", json!({"ref": button}))
+        .await;
+    assert_eq!(jpeg_size(&image_of(&element)), (216, 116));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn refs_stay_put_and_since_last_gives_only_the_changes() {
+    let site = site().await;
+    let world = World::new(&["127.0.0.1"]);
+    world
+        .ok(
+            "browser_navigate",
+            json!({"url": format!("{}/counter", site.base)}),
+        )
+        .await;
+    let first = world.snapshot().await;
+    let add = ref_of(&first, "button \"Add\"");
+    let link = ref_of(&first, "link \"A link\"");
+    let search = ref_of(&first, "textbox \"Search\"");
+    world.ok("browser_click", json!({"ref": add})).await;
+    let changed = world
+        .ok("browser_snapshot", json!({"since_last": true}))
+        .await;
+    assert!(changed.contains("- 0\n+ 1\n"), "{changed}");
+    world.ok("browser_click", json!({"ref": add})).await;
+    let second = world.snapshot().await;
+    assert_eq!(ref_of(&second, "button \"Add\""), add);
+    assert_eq!(ref_of(&second, "link \"A link\""), link);
+    assert_eq!(ref_of(&second, "textbox \"Search\""), search);
+    assert!(second.contains("\n2\n"), "{second}");
+    let since = world
+        .ok("browser_snapshot", json!({"since_last": true}))
+        .await;
+    assert!(since.contains("Nothing changed"), "{since}");
+    assert!(since.len() < second.len(), "{since}\n---\n{second}");
+    let part = world.ok("browser_snapshot", json!({"ref": link})).await;
+    assert!(
+        part.contains(&format!("link \"A link\" → /a [ref={link}]")),
+        "{part}"
+    );
+    assert!(!part.contains("Add"), "{part}");
+    world.ok("browser_press_key", json!({"key": "Tab"})).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_address_guard_and_refused_schemes_hold_for_navigation() {
+    let site = site().await;
+    let world = World::new(&[]);
+    for (url, expected) in [
+        (
+            format!("{}/a", site.base),
+            "Refused: `127.0.0.1` resolves to 127.0.0.1",
+        ),
+        (
+            "file:///etc/passwd".to_string(),
+            "Only http and https pages can be opened, not `file:` URLs.",
+        ),
+        (
+            "javascript:alert(1)".to_string(),
+            "Only http and https pages can be opened, not `javascript:` URLs.",
+        ),
+    ] {
+        let output = world.call("browser_navigate", json!({"url": url})).await;
+        assert!(output.is_error);
+        let text = larik_protocol::transcript::result_text(&output.content);
+        assert!(text.starts_with(expected), "{url}: {text}");
+    }
+    let tool = world
+        .tools
+        .iter()
+        .find(|tool| tool.name() == "browser_navigate")
+        .expect("navigate");
+    assert_eq!(
+        tool.target(&json!({"url": "https://Docs.RS/x"}), &world.ctx),
+        larik_tools::CallTarget::Domain("docs.rs".into())
+    );
+}
