@@ -10,6 +10,10 @@ use url::Url;
 
 use crate::guard;
 
+/// How long connecting to one address may take, so an `https` attempt at a host that
+/// drops the connection leaves time for plain `http`.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// What a fetch may do.
 #[derive(Debug, Clone)]
 pub struct FetchOptions {
@@ -21,6 +25,11 @@ pub struct FetchOptions {
     pub max_bytes: usize,
     /// The most redirects followed.
     pub max_redirects: usize,
+    /// Certificates (PEM) trusted besides the system's, e.g. a company's own authority.
+    pub extra_roots: Vec<Vec<u8>>,
+    /// Addresses used for a name and port instead of asking DNS, as a hosts file would;
+    /// the address guard still checks them.
+    pub hosts: Vec<(String, u16, SocketAddr)>,
 }
 
 impl Default for FetchOptions {
@@ -30,6 +39,8 @@ impl Default for FetchOptions {
             timeout: Duration::from_secs(30),
             max_bytes: 10 * 1024 * 1024,
             max_redirects: 10,
+            extra_roots: Vec::new(),
+            hosts: Vec::new(),
         }
     }
 }
@@ -134,12 +145,30 @@ async fn request(url: &Url, options: &FetchOptions) -> Result<reqwest::Response,
     let port = url
         .port_or_known_default()
         .ok_or_else(|| FetchError::BadUrl(format!("`{url}` names no port")))?;
-    let pinned = checked_address(&host, port, &options.allowed_hosts).await?;
     let bare = host.trim_start_matches('[').trim_end_matches(']');
-    let client = reqwest::Client::builder()
+    let listed = options
+        .hosts
+        .iter()
+        .filter(|(name, listed_port, _)| name.eq_ignore_ascii_case(bare) && *listed_port == port)
+        .map(|(_, _, address)| *address)
+        .collect::<Vec<_>>();
+    let pinned = if listed.is_empty() {
+        checked_address(&host, port, &options.allowed_hosts).await?
+    } else {
+        pick(&host, &listed, &options.allowed_hosts)?
+    };
+    let mut client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .resolve(bare, pinned)
-        .user_agent(concat!("Larik/", env!("CARGO_PKG_VERSION")))
+        .connect_timeout(CONNECT_TIMEOUT)
+        .user_agent(concat!("Larik/", env!("CARGO_PKG_VERSION")));
+    for pem in &options.extra_roots {
+        let certificate = reqwest::Certificate::from_pem(pem).map_err(|error| {
+            FetchError::Network(format!("a trusted certificate is unreadable: {error}"))
+        })?;
+        client = client.add_root_certificate(certificate);
+    }
+    let client = client
         .build()
         .map_err(|error| FetchError::Network(format!("cannot make a client: {error}")))?;
     client
@@ -164,13 +193,22 @@ pub async fn checked_address(
             .map_err(|error| FetchError::Network(format!("cannot resolve `{host}`: {error}")))?
             .collect(),
     };
+    pick(host, &addresses, allowed)
+}
+
+/// The first of `addresses` when the user allows `host`, else the guard's choice.
+fn pick(
+    host: &str,
+    addresses: &[SocketAddr],
+    allowed: &[String],
+) -> Result<SocketAddr, FetchError> {
     if guard::is_allowed(host, allowed) {
         return addresses
             .first()
             .copied()
             .ok_or_else(|| FetchError::Network(format!("`{host}` has no address")));
     }
-    guard::choose(host, &addresses).map_err(FetchError::Refused)
+    guard::choose(host, addresses).map_err(FetchError::Refused)
 }
 
 /// Reads a response's body up to `max_bytes`.

@@ -220,3 +220,117 @@ async fn formats_paging_and_the_cache() {
     assert_eq!((once.content.as_str(), once.cached), ("visit 1", false));
     assert_eq!((again.content.as_str(), again.cached), ("visit 1", true));
 }
+
+/// A one-page HTTPS server on loopback with a certificate for `name`, answering every
+/// request with `body`; its certificate's PEM, to trust.
+async fn tls_server(
+    name: &str,
+    body: &'static str,
+) -> (
+    std::net::SocketAddr,
+    Vec<u8>,
+    tokio::sync::oneshot::Sender<()>,
+) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let certified =
+        rcgen::generate_simple_self_signed(vec![name.to_string()]).expect("certificate");
+    let pem = certified.cert.pem().into_bytes();
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(certified.signing_key.serialize_der().into());
+    let config = rustls::ServerConfig::builder()
+        .with_no_client_auth()
+        .with_single_cert(vec![certified.cert.der().clone()], key)
+        .expect("server config");
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let address = listener.local_addr().expect("address");
+    let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        loop {
+            let accepted = tokio::select! {
+                accepted = listener.accept() => accepted,
+                _ = &mut stopped => return,
+            };
+            let Ok((stream, _)) = accepted else { return };
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                let Ok(mut stream) = acceptor.accept(stream).await else {
+                    return;
+                };
+                let mut head = Vec::new();
+                let mut buffer = [0u8; 1024];
+                while !head.windows(4).any(|window| window == b"\r\n\r\n") {
+                    match stream.read(&mut buffer).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(read) => head.extend_from_slice(&buffer[..read]),
+                    }
+                }
+                let reply = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(reply.as_bytes()).await;
+                let _ = stream.shutdown().await;
+            });
+        }
+    });
+    (address, pem, stop)
+}
+
+/// `http://` without a port is tried as `https://` first: a host that answers it is read
+/// over TLS (the result names the https address); a host that does not is read as asked.
+#[tokio::test]
+async fn http_is_upgraded_to_https_where_the_host_answers_it() {
+    let plain = serve().await;
+    let (secure, pem, _stop) = tls_server("upgrade.test", "over tls").await;
+    // A port nothing listens on: bound, then released.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("address");
+    let plain_address: std::net::SocketAddr = format!("127.0.0.1:{}", plain.port)
+        .parse()
+        .expect("address");
+    let options = FetchOptions {
+        allowed_hosts: vec!["upgrade.test".into(), "plain.test".into()],
+        extra_roots: vec![pem],
+        hosts: vec![
+            ("upgrade.test".into(), 443, secure),
+            ("upgrade.test".into(), 80, plain_address),
+            ("plain.test".into(), 443, closed),
+            ("plain.test".into(), 80, plain_address),
+        ],
+        ..FetchOptions::default()
+    };
+    let fetched = fetch("http://upgrade.test/counted", &options)
+        .await
+        .expect("fetched");
+    assert_eq!(fetched.url.as_str(), "https://upgrade.test/counted");
+    assert_eq!(fetched.body, b"over tls");
+    assert_eq!(
+        plain.hits.load(Ordering::SeqCst),
+        0,
+        "plain http was not asked"
+    );
+
+    let fetched = fetch("http://plain.test/counted", &options)
+        .await
+        .expect("fetched");
+    assert_eq!(fetched.url.as_str(), "http://plain.test/counted");
+    assert_eq!(fetched.body, b"visit 1");
+
+    // Without the user's allowance the listed address is still refused.
+    let refused = fetch(
+        "http://upgrade.test/counted",
+        &FetchOptions {
+            allowed_hosts: Vec::new(),
+            ..options.clone()
+        },
+    )
+    .await;
+    assert!(
+        matches!(refused, Err(FetchError::Refused(_))),
+        "{refused:?}"
+    );
+}
