@@ -127,7 +127,7 @@ async fn site() -> Site {
 struct World {
     tools: Vec<Arc<dyn Tool>>,
     browser: Arc<Browser>,
-    _profile: tempfile::TempDir,
+    profile: tempfile::TempDir,
     ctx: ToolContext,
 }
 
@@ -148,7 +148,7 @@ impl World {
                 allowed_hosts.iter().map(|host| host.to_string()).collect(),
             ),
             browser,
-            _profile: profile,
+            profile,
             ctx: ToolContext {
                 sandbox: Arc::new(larik_sandbox::Sandbox::unconfined(&cwd)),
                 cwd,
@@ -342,6 +342,15 @@ async fn a_tab_the_page_opens_becomes_active_and_tabs_can_be_closed() {
         .call("browser_tabs", json!({"action": "select", "index": 7}))
         .await;
     assert!(wrong.is_error);
+
+    // Selecting a tab makes the tools act on it.
+    let button = ref_of(&world.snapshot().await, "button \"Open child\"");
+    world.ok("browser_click", json!({"ref": button})).await;
+    let selected = world
+        .ok("browser_tabs", json!({"action": "select", "index": 0}))
+        .await;
+    assert!(selected.contains("* 0: Opener") && selected.contains("  1: Child tab"), "{selected}");
+    assert!(world.snapshot().await.contains("Open child"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -561,4 +570,70 @@ async fn the_address_guard_and_refused_schemes_hold_for_navigation() {
         tool.target(&json!({"url": "https://Docs.RS/x"}), &world.ctx),
         larik_tools::CallTarget::Domain("docs.rs".into())
     );
+}
+
+/// On a screen of two device pixels per CSS pixel the pictures have the same size: one
+/// image pixel per CSS pixel.
+#[tokio::test(flavor = "multi_thread")]
+async fn screenshots_keep_one_pixel_per_css_pixel_on_a_dense_screen() {
+    use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
+    let site = site().await;
+    let world = World::new(&["127.0.0.1"]);
+    world
+        .ok("browser_navigate", json!({"url": format!("{}/shot", site.base)}))
+        .await;
+    let tab = world.browser.active_tab().await.expect("tab");
+    tab.page
+        .execute(SetDeviceMetricsOverrideParams::new(1280, 800, 2.0, false))
+        .await
+        .expect("a dense screen");
+    assert_eq!(
+        tab.eval("devicePixelRatio").await.expect("eval"),
+        json!(2)
+    );
+    let button = ref_of(&world.snapshot().await, "button \"Inside\"");
+    let viewport = world.call("browser_screenshot", json!({})).await;
+    assert_eq!(jpeg_size(&image_of(&viewport)), (1280, 800));
+    let element = world
+        .call("browser_screenshot", json!({"ref": button}))
+        .await;
+    assert_eq!(jpeg_size(&image_of(&element)), (216, 116));
+}
+
+/// A browser the user closed (here: killed) is started again by the next call, with a
+/// fresh tab.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_closed_browser_is_started_again_on_the_next_call() {
+    let site = site().await;
+    let world = World::new(&["127.0.0.1"]);
+    world
+        .ok("browser_navigate", json!({"url": format!("{}/a", site.base)}))
+        .await;
+    let profile = world.profile.path().display().to_string();
+    let killed = std::process::Command::new("pkill")
+        .args(["-KILL", "-f", &profile])
+        .status()
+        .expect("pkill runs");
+    assert!(killed.success(), "Chromium ran with the test's profile");
+    // Wait until no process of that profile is left (a killed process only lingers as a
+    // zombie, whose command line is empty).
+    let mut gone = false;
+    for _ in 0..3000 {
+        let left = std::process::Command::new("pgrep")
+            .args(["-f", &profile])
+            .output()
+            .expect("pgrep runs");
+        if left.stdout.is_empty() {
+            gone = true;
+            break;
+        }
+        std::thread::yield_now();
+    }
+    assert!(gone, "Chromium ended");
+    let opened = world
+        .ok("browser_navigate", json!({"url": format!("{}/b", site.base)}))
+        .await;
+    assert!(opened.contains("\"Page B\""), "{opened}");
+    let tabs = world.ok("browser_tabs", json!({"action": "select", "index": 0})).await;
+    assert!(tabs.contains("* 0: Page B"), "{tabs}");
 }
