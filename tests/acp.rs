@@ -31,3 +31,5 @@ mod recording;
 mod sessions;
 #[path = "acp_cases/update_stream.rs"]
 mod update_stream;
+#[path = "acp_cases/web.rs"]
+mod web;
