@@ -349,7 +349,10 @@ async fn a_tab_the_page_opens_becomes_active_and_tabs_can_be_closed() {
     let selected = world
         .ok("browser_tabs", json!({"action": "select", "index": 0}))
         .await;
-    assert!(selected.contains("* 0: Opener") && selected.contains("  1: Child tab"), "{selected}");
+    assert!(
+        selected.contains("* 0: Opener") && selected.contains("  1: Child tab"),
+        "{selected}"
+    );
     assert!(world.snapshot().await.contains("Open child"));
 }
 
@@ -580,17 +583,17 @@ async fn screenshots_keep_one_pixel_per_css_pixel_on_a_dense_screen() {
     let site = site().await;
     let world = World::new(&["127.0.0.1"]);
     world
-        .ok("browser_navigate", json!({"url": format!("{}/shot", site.base)}))
+        .ok(
+            "browser_navigate",
+            json!({"url": format!("{}/shot", site.base)}),
+        )
         .await;
     let tab = world.browser.active_tab().await.expect("tab");
     tab.page
         .execute(SetDeviceMetricsOverrideParams::new(1280, 800, 2.0, false))
         .await
         .expect("a dense screen");
-    assert_eq!(
-        tab.eval("devicePixelRatio").await.expect("eval"),
-        json!(2)
-    );
+    assert_eq!(tab.eval("devicePixelRatio").await.expect("eval"), json!(2));
     let button = ref_of(&world.snapshot().await, "button \"Inside\"");
     let viewport = world.call("browser_screenshot", json!({})).await;
     assert_eq!(jpeg_size(&image_of(&viewport)), (1280, 800));
@@ -607,7 +610,10 @@ async fn a_closed_browser_is_started_again_on_the_next_call() {
     let site = site().await;
     let world = World::new(&["127.0.0.1"]);
     world
-        .ok("browser_navigate", json!({"url": format!("{}/a", site.base)}))
+        .ok(
+            "browser_navigate",
+            json!({"url": format!("{}/a", site.base)}),
+        )
         .await;
     let profile = world.profile.path().display().to_string();
     let killed = std::process::Command::new("pkill")
@@ -631,9 +637,14 @@ async fn a_closed_browser_is_started_again_on_the_next_call() {
     }
     assert!(gone, "Chromium ended");
     let opened = world
-        .ok("browser_navigate", json!({"url": format!("{}/b", site.base)}))
+        .ok(
+            "browser_navigate",
+            json!({"url": format!("{}/b", site.base)}),
+        )
         .await;
     assert!(opened.contains("\"Page B\""), "{opened}");
-    let tabs = world.ok("browser_tabs", json!({"action": "select", "index": 0})).await;
+    let tabs = world
+        .ok("browser_tabs", json!({"action": "select", "index": 0}))
+        .await;
     assert!(tabs.contains("* 0: Page B"), "{tabs}");
 }
