@@ -5,6 +5,7 @@
 //! through its native value setter. After an input action the page gets 300 ms to start a
 //! navigation, and then until `document.readyState` is `complete`.
 
+use crate::BrowserError;
 use std::time::Duration;
 
 use chromiumoxide::cdp::browser_protocol::input::{
@@ -28,16 +29,16 @@ const LOAD_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Why `url` may not be opened, if it may not: only http and https (and `about:blank`),
 /// and only hosts on the public internet unless `allowed` names them.
-pub async fn check_url(url: &str, allowed: &[String]) -> Result<Url, String> {
+pub async fn check_url(url: &str, allowed: &[String]) -> Result<Url, BrowserError> {
     let parsed =
         Url::parse(url.trim()).map_err(|error| format!("`{url}` is not a URL: {error}"))?;
     match parsed.scheme() {
         "http" | "https" => {}
         "about" if parsed.as_str() == "about:blank" => return Ok(parsed),
         other => {
-            return Err(format!(
-                "only http and https pages can be opened, not `{other}:` URLs"
-            ));
+            return Err(
+                format!("only http and https pages can be opened, not `{other}:` URLs").into(),
+            );
         }
     }
     let host = parsed
@@ -66,14 +67,14 @@ pub fn ref_name(input: &str) -> String {
 impl Tab {
     /// Opens `url` (already checked) and waits for it to load; then checks where it ended
     /// up, leaving a page that redirected to a refused host.
-    pub async fn navigate(&self, url: &Url, allowed: &[String]) -> Result<(), String> {
+    pub async fn navigate(&self, url: &Url, allowed: &[String]) -> Result<(), BrowserError> {
         let reply = self
             .page
             .execute(NavigateParams::new(url.as_str()))
             .await
             .map_err(|error| format!("cannot open {url}: {error}"))?;
         if let Some(problem) = &reply.result.error_text {
-            return Err(format!("cannot open {url}: {problem}"));
+            return Err(format!("cannot open {url}: {problem}").into());
         }
         self.wait_for_load().await;
         let (_, now) = self.title_and_url().await;
@@ -81,13 +82,13 @@ impl Tab {
             && let Err(reason) = check_url(&now, allowed).await
         {
             let _ = self.page.execute(NavigateParams::new("about:blank")).await;
-            return Err(format!("{url} led to {now}, which is {reason}"));
+            return Err(format!("{url} led to {now}, which is {reason}").into());
         }
         Ok(())
     }
 
     /// Goes `step` entries through the history (-1 back, 1 forward).
-    pub async fn go_through_history(&self, step: i64) -> Result<(), String> {
+    pub async fn go_through_history(&self, step: i64) -> Result<(), BrowserError> {
         let history = self
             .page
             .execute(GetNavigationHistoryParams::default())
@@ -113,7 +114,7 @@ impl Tab {
     }
 
     /// Clicks the element `reference` with real mouse events at its centre.
-    pub async fn click(&self, reference: &str) -> Result<(), String> {
+    pub async fn click(&self, reference: &str) -> Result<(), BrowserError> {
         let point = self
             .eval(&format!("__larik.centre({})", quoted(reference)))
             .await?;
@@ -142,12 +143,17 @@ impl Tab {
 
     /// Clears the field `reference` and types `text` into it with key events; `submit`
     /// presses Enter after.
-    pub async fn type_text(&self, reference: &str, text: &str, submit: bool) -> Result<(), String> {
+    pub async fn type_text(
+        &self,
+        reference: &str,
+        text: &str,
+        submit: bool,
+    ) -> Result<(), BrowserError> {
         let reply = self
             .eval(&format!("__larik.focusAndClear({})", quoted(reference)))
             .await?;
         if let Some(error) = reply.get("error").and_then(Value::as_str) {
-            return Err(error.to_string());
+            return Err(error.to_string().into());
         }
         self.after_input(async {
             for c in text.chars() {
@@ -168,19 +174,23 @@ impl Tab {
     }
 
     /// Presses `combination`, e.g. `Enter`, `Escape`, `ArrowDown`, `Control+a`.
-    pub async fn press(&self, combination: &str) -> Result<(), String> {
+    pub async fn press(&self, combination: &str) -> Result<(), BrowserError> {
         let (modifiers, key) = parse_combination(combination)?;
         self.after_input(self.key(&key, modifiers)).await
     }
 
     /// Chooses `values` (option values or labels) in the select `reference`.
-    pub async fn select(&self, reference: &str, values: &[String]) -> Result<Vec<String>, String> {
+    pub async fn select(
+        &self,
+        reference: &str,
+        values: &[String],
+    ) -> Result<Vec<String>, BrowserError> {
         let wanted = serde_json::to_string(values).map_err(|error| error.to_string())?;
         let reply = self
             .eval(&format!("__larik.select({}, {wanted})", quoted(reference)))
             .await?;
         if let Some(error) = reply.get("error").and_then(Value::as_str) {
-            return Err(error.to_string());
+            return Err(error.to_string().into());
         }
         self.after_input(async { Ok(()) }).await?;
         Ok(reply
@@ -196,7 +206,7 @@ impl Tab {
             .unwrap_or_default())
     }
 
-    async fn key(&self, key: &Key, modifiers: i64) -> Result<(), String> {
+    async fn key(&self, key: &Key, modifiers: i64) -> Result<(), BrowserError> {
         let down = if key.text.is_some() && modifiers & !SHIFT == 0 {
             DispatchKeyEventType::KeyDown
         } else {
@@ -225,8 +235,8 @@ impl Tab {
     /// if it did, waits for the new document to load.
     async fn after_input(
         &self,
-        action: impl std::future::Future<Output = Result<(), String>>,
-    ) -> Result<(), String> {
+        action: impl std::future::Future<Output = Result<(), BrowserError>>,
+    ) -> Result<(), BrowserError> {
         let mut starts = self
             .page
             .event_listener::<EventFrameStartedLoading>()
@@ -264,16 +274,18 @@ fn quoted(text: &str) -> String {
     serde_json::to_string(&ref_name(text)).unwrap_or_else(|_| "\"\"".to_string())
 }
 
-fn coordinates(point: &Value) -> Result<(f64, f64), String> {
+fn coordinates(point: &Value) -> Result<(f64, f64), BrowserError> {
     if let Some(error) = point.get("error").and_then(Value::as_str) {
-        return Err(error.to_string());
+        return Err(error.to_string().into());
     }
     match (
         point.get("x").and_then(Value::as_f64),
         point.get("y").and_then(Value::as_f64),
     ) {
         (Some(x), Some(y)) => Ok((x, y)),
-        _ => Err("the page did not say where the element is".to_string()),
+        _ => Err("the page did not say where the element is"
+            .to_string()
+            .into()),
     }
 }
 
@@ -337,13 +349,13 @@ impl Key {
 }
 
 /// `Control+Shift+a` as modifier bits and a key.
-fn parse_combination(combination: &str) -> Result<(i64, Key), String> {
+fn parse_combination(combination: &str) -> Result<(i64, Key), BrowserError> {
     let parts: Vec<&str> = combination.split('+').map(str::trim).collect();
     let (last, modifiers) = match parts.split_last() {
         Some((last, modifiers)) if !last.is_empty() => (*last, modifiers),
         // `+` alone, or `Shift++`.
         _ if combination.ends_with('+') => ("+", &parts[..parts.len().saturating_sub(2)]),
-        _ => return Err("`key` is empty".to_string()),
+        _ => return Err("`key` is empty".to_string().into()),
     };
     let mut bits = 0;
     for modifier in modifiers {
@@ -353,9 +365,9 @@ fn parse_combination(combination: &str) -> Result<(i64, Key), String> {
             "meta" | "cmd" | "command" => META,
             "shift" => SHIFT,
             other => {
-                return Err(format!(
-                    "`{other}` is not a modifier (Alt, Control, Meta, Shift)"
-                ));
+                return Err(
+                    format!("`{other}` is not a modifier (Alt, Control, Meta, Shift)").into(),
+                );
             }
         };
     }
@@ -370,7 +382,8 @@ fn parse_combination(combination: &str) -> Result<(i64, Key), String> {
                         "`{last}` is not a key: use one character or Enter, Tab, Escape, \
                          Backspace, Delete, Space, ArrowUp, ArrowDown, ArrowLeft, ArrowRight, \
                          Home, End, PageUp or PageDown"
-                    ));
+                    )
+                    .into());
                 }
             }
         }

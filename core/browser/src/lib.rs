@@ -60,3 +60,21 @@ fn is_program(path: &Path) -> bool {
     std::fs::metadata(path)
         .is_ok_and(|metadata| metadata.is_file() && metadata.permissions().mode() & 0o111 != 0)
 }
+
+/// Why a browser action failed, in a sentence for the model (e.g. "no element has ref e4
+/// in this document; take a new snapshot").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BrowserError(pub String);
+
+impl From<String> for BrowserError {
+    fn from(message: String) -> Self {
+        BrowserError(message)
+    }
+}
+
+impl From<&str> for BrowserError {
+    fn from(message: &str) -> Self {
+        BrowserError(message.to_string())
+    }
+}

@@ -3,6 +3,7 @@
 //! user closed it. Before each call the tab list is brought up to date: tabs the user
 //! closed are dropped, tabs the page opened are adopted and made active.
 
+use crate::BrowserError;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,6 +18,9 @@ use futures::StreamExt;
 use tokio::sync::Mutex;
 
 use crate::tab::Tab;
+
+/// How long a running browser may take to answer before it counts as gone.
+const ANSWER_WITHIN: Duration = Duration::from_secs(5);
 
 /// The viewport every tab gets, in CSS pixels.
 pub const VIEWPORT: (u32, u32) = (1280, 800);
@@ -77,14 +81,14 @@ impl Browser {
     }
 
     /// The active tab, starting the browser (again) if needed.
-    pub async fn active_tab(&self) -> Result<Arc<Tab>, String> {
+    pub async fn active_tab(&self) -> Result<Arc<Tab>, BrowserError> {
         let mut state = self.state.lock().await;
         let running = self.running(&mut state).await?;
         Ok(Arc::clone(&running.tabs[running.active]))
     }
 
     /// Every tab, in order.
-    pub async fn tabs(&self) -> Result<Vec<TabInfo>, String> {
+    pub async fn tabs(&self) -> Result<Vec<TabInfo>, BrowserError> {
         let mut state = self.state.lock().await;
         let running = self.running(&mut state).await?;
         let mut rows = Vec::with_capacity(running.tabs.len());
@@ -101,7 +105,7 @@ impl Browser {
     }
 
     /// Makes tab `index` the active one.
-    pub async fn select_tab(&self, index: usize) -> Result<(), String> {
+    pub async fn select_tab(&self, index: usize) -> Result<(), BrowserError> {
         let mut state = self.state.lock().await;
         let running = self.running(&mut state).await?;
         let tab = running.tabs.get(index).ok_or_else(|| {
@@ -116,14 +120,15 @@ impl Browser {
     }
 
     /// Closes tab `index`; closing the last one opens a blank tab in its place.
-    pub async fn close_tab(&self, index: usize) -> Result<(), String> {
+    pub async fn close_tab(&self, index: usize) -> Result<(), BrowserError> {
         let mut state = self.state.lock().await;
         let running = self.running(&mut state).await?;
         if index >= running.tabs.len() {
             return Err(format!(
                 "there is no tab {index}; the tabs are 0 to {}",
                 running.tabs.len() - 1
-            ));
+            )
+            .into());
         }
         let tab = running.tabs.remove(index);
         let target = tab.page.target_id().clone();
@@ -158,11 +163,20 @@ impl Browser {
     }
 
     /// The running browser with its tabs brought up to date, started if it is not running.
-    async fn running<'a>(&self, state: &'a mut Option<Running>) -> Result<&'a mut Running, String> {
+    async fn running<'a>(
+        &self,
+        state: &'a mut Option<Running>,
+    ) -> Result<&'a mut Running, BrowserError> {
         let alive = match state.as_mut() {
+            // A browser being killed can still look alive for a moment (its threads
+            // ending, its connection not yet closed), so it must also answer.
             Some(running) => {
                 !running.gone.load(Ordering::SeqCst)
                     && matches!(running.browser.try_wait(), Ok(None))
+                    && matches!(
+                        tokio::time::timeout(ANSWER_WITHIN, running.browser.version()).await,
+                        Ok(Ok(_))
+                    )
             }
             None => false,
         };
@@ -178,7 +192,7 @@ impl Browser {
         Ok(running)
     }
 
-    async fn launch(&self) -> Result<Running, String> {
+    async fn launch(&self) -> Result<Running, BrowserError> {
         std::fs::create_dir_all(&self.options.profile_dir).map_err(|error| {
             format!(
                 "cannot create the browser profile {}: {error}",

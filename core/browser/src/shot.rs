@@ -4,6 +4,7 @@
 //! image has one pixel per CSS pixel on any screen. With labels, each element with a ref
 //! in view gets a dashed outline and a tag with its ref while the picture is taken.
 
+use crate::BrowserError;
 use chromiumoxide::cdp::browser_protocol::page::{
     CaptureScreenshotFormat, CaptureScreenshotParams, Viewport,
 };
@@ -43,16 +44,16 @@ pub struct Shot {
     pub cut: bool,
 }
 
-fn number(value: &Value, field: &str) -> Result<f64, String> {
+fn number(value: &Value, field: &str) -> Result<f64, BrowserError> {
     value
         .get(field)
         .and_then(Value::as_f64)
-        .ok_or_else(|| format!("the page did not give its {field}"))
+        .ok_or_else(|| format!("the page did not give its {field}").into())
 }
 
 impl Tab {
     /// Takes a screenshot of `area`, with ref labels drawn when `labels` is set.
-    pub async fn screenshot(&self, area: &Area, labels: bool) -> Result<Shot, String> {
+    pub async fn screenshot(&self, area: &Area, labels: bool) -> Result<Shot, BrowserError> {
         if labels {
             // A snapshot gives every interactive element its ref first.
             self.eval("__larik.snapshot(null, 1e9) && __larik.label()")
@@ -65,7 +66,7 @@ impl Tab {
         shot
     }
 
-    async fn capture(&self, area: &Area) -> Result<Shot, String> {
+    async fn capture(&self, area: &Area) -> Result<Shot, BrowserError> {
         let metrics = self
             .eval(
                 "({ ratio: devicePixelRatio, x: scrollX, y: scrollY, \
@@ -99,7 +100,7 @@ impl Tab {
                     .map_err(|error| error.to_string())?;
                 let rect = self.eval(&format!("__larik.box({quoted})")).await?;
                 if let Some(error) = rect.get("error").and_then(Value::as_str) {
-                    return Err(error.to_string());
+                    return Err(error.to_string().into());
                 }
                 let left = (number(&rect, "x")? - ELEMENT_PADDING).max(0.0);
                 let top = (number(&rect, "y")? - ELEMENT_PADDING).max(0.0);

@@ -1,11 +1,12 @@
 //! One tab: its page, the listeners that answer dialogs (alerts accepted, the rest
 //! dismissed, since an open dialog would block the page and every later call) and log them
 //! with console messages and uncaught exceptions in a 200-line buffer, and the last
-//! snapshot taken of it (for `since_last`). Scripts run through `Runtime.evaluate` with the
-//! page helpers installed first.
+//! snapshot taken of it (for `since_last`). Scripts run through `Runtime.evaluate` in an
+//! isolated world, with the page helpers installed first.
 
+use crate::BrowserError;
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chromiumoxide::Page;
@@ -17,6 +18,7 @@ use chromiumoxide::cdp::js_protocol::runtime::{
     EvaluateParams, EventConsoleApiCalled, EventExceptionThrown, RemoteObject,
 };
 use futures::StreamExt;
+use larik_protocol::sync::locked;
 use serde_json::Value;
 
 /// The page helpers (`window.__larik`).
@@ -58,7 +60,7 @@ impl Drop for Tab {
 }
 
 fn push(log: &Mutex<VecDeque<String>>, line: String) {
-    let mut log = log.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut log = locked(log);
     if log.len() == LOG_LINES {
         log.pop_front();
     }
@@ -151,20 +153,12 @@ impl Tab {
 
     /// The console buffer's lines, oldest first.
     pub fn log_lines(&self) -> Vec<String> {
-        self.log
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .cloned()
-            .collect()
+        locked(&self.log).iter().cloned().collect()
     }
 
     /// Empties the console buffer.
     pub fn clear_log(&self) {
-        self.log
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
+        locked(&self.log).clear();
     }
 
     /// The page's title and address.
@@ -215,10 +209,19 @@ impl Tab {
     }
 
     /// Evaluates `expression` (which may use `window.__larik`), waiting for a promise, and
-    /// returns its value; an exception or a failure to run is the `Err` text.
-    pub async fn eval(&self, expression: &str) -> Result<Value, String> {
+    /// returns its value; an exception or a failure to run is the `Err` text. Scripts run
+    /// in an isolated world of the page's main frame: they share the page's DOM but not its
+    /// JavaScript, so a page cannot replace the helpers or the native setters they use.
+    pub async fn eval(&self, expression: &str) -> Result<Value, BrowserError> {
+        let context = self
+            .page
+            .secondary_execution_context()
+            .await
+            .map_err(|error| format!("the page is not reachable: {error}"))?
+            .ok_or("the page is not ready yet")?;
         let script = format!("{PAGE_JS}\n;({expression})");
         let params = EvaluateParams::builder()
+            .context_id(context)
             .expression(script)
             .return_by_value(true)
             .await_promise(true)
@@ -235,7 +238,7 @@ impl Tab {
                 .as_ref()
                 .and_then(|exception| exception.description.clone())
                 .unwrap_or_else(|| details.text.clone());
-            return Err(format!("the script failed in the page: {text}"));
+            return Err(format!("the script failed in the page: {text}").into());
         }
         Ok(reply.result.result.value.clone().unwrap_or(Value::Null))
     }

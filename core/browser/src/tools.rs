@@ -5,9 +5,11 @@
 //! `browser_tabs` change what the page does and ask too; `browser_snapshot`,
 //! `browser_screenshot` and `browser_console` only look, and run without asking.
 
-use std::sync::{Arc, PoisonError};
+use crate::BrowserError;
+use std::sync::Arc;
 
 use larik_protocol::ToolKind;
+use larik_protocol::sync::locked;
 use larik_protocol::transcript::ResultPart;
 use larik_tools::{CallTarget, Tool, ToolContext, ToolOutput};
 use serde_json::{Value, json};
@@ -206,11 +208,11 @@ pub fn browser_tools(browser: &Arc<Browser>, allowed_hosts: Vec<String>) -> Vec<
         .collect()
 }
 
-fn text_field<'a>(input: &'a Value, field: &str) -> Result<&'a str, String> {
+fn text_field<'a>(input: &'a Value, field: &str) -> Result<&'a str, BrowserError> {
     input
         .get(field)
         .and_then(Value::as_str)
-        .ok_or_else(|| format!("`{field}` is required"))
+        .ok_or_else(|| format!("`{field}` is required").into())
 }
 
 fn flag(input: &Value, field: &str) -> bool {
@@ -281,7 +283,7 @@ impl Tool for BrowserTool {
     async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
         let work = self.act(&input);
         tokio::select! {
-            output = work => output.unwrap_or_else(|message| ToolOutput::error(capitalised(&message))),
+            output = work => output.unwrap_or_else(|error| ToolOutput::error(capitalised(&error.0))),
             () = ctx.cancel.cancelled() => ToolOutput::error("Cancelled."),
         }
     }
@@ -300,7 +302,7 @@ fn capitalised(message: &str) -> String {
 }
 
 impl BrowserTool {
-    async fn act(&self, input: &Value) -> Result<ToolOutput, String> {
+    async fn act(&self, input: &Value) -> Result<ToolOutput, BrowserError> {
         let allowed = self.allowed_hosts.as_slice();
         match self.action {
             Action::Navigate => {
@@ -409,7 +411,7 @@ impl BrowserTool {
         }
     }
 
-    async fn tabs(&self, input: &Value) -> Result<ToolOutput, String> {
+    async fn tabs(&self, input: &Value) -> Result<ToolOutput, BrowserError> {
         let index = || {
             input
                 .get("index")
@@ -426,9 +428,9 @@ impl BrowserTool {
             "select" => self.browser.select_tab(index()?).await?,
             "close" => self.browser.close_tab(index()?).await?,
             other => {
-                return Err(format!(
-                    "`action` must be list, select or close, not `{other}`"
-                ));
+                return Err(
+                    format!("`action` must be list, select or close, not `{other}`").into(),
+                );
             }
         }
         let rows = self.browser.tabs().await?;
@@ -456,13 +458,13 @@ impl BrowserTool {
 
     /// The result of an input action: what was done and the page the active tab shows now
     /// (a tab the page opened has become active).
-    async fn after_input(&self, done: &str) -> Result<ToolOutput, String> {
+    async fn after_input(&self, done: &str) -> Result<ToolOutput, BrowserError> {
         let tab = self.browser.active_tab().await?;
         page_line(&tab, done).await
     }
 }
 
-async fn page_line(tab: &Tab, done: &str) -> Result<ToolOutput, String> {
+async fn page_line(tab: &Tab, done: &str) -> Result<ToolOutput, BrowserError> {
     let (title, url) = tab.title_and_url().await;
     let title = if title.is_empty() { "untitled" } else { &title };
     Ok(ToolOutput::text(format!(
@@ -471,14 +473,18 @@ async fn page_line(tab: &Tab, done: &str) -> Result<ToolOutput, String> {
 }
 
 /// The outline of `tab` (or of the element `root`), or what changed since the last one.
-async fn snapshot(tab: &Tab, root: Option<String>, since_last: bool) -> Result<ToolOutput, String> {
+async fn snapshot(
+    tab: &Tab,
+    root: Option<String>,
+    since_last: bool,
+) -> Result<ToolOutput, BrowserError> {
     tab.wait_for_load().await;
     let root_arg = serde_json::to_string(&root).map_err(|error| error.to_string())?;
     let reply = tab
         .eval(&format!("__larik.snapshot({root_arg}, {SNAPSHOT_MOST})"))
         .await?;
     if let Some(error) = reply.get("error").and_then(Value::as_str) {
-        return Err(error.to_string());
+        return Err(error.to_string().into());
     }
     let field = |name: &str| {
         reply
@@ -494,11 +500,7 @@ async fn snapshot(tab: &Tab, root: Option<String>, since_last: bool) -> Result<T
         root: root.clone(),
         text: text.clone(),
     };
-    let previous = tab
-        .last
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .replace(current);
+    let previous = locked(&tab.last).replace(current);
     let mut out = format!("Page: {title}\nURL: {url}\n");
     if let Some(root) = &root {
         out.push_str(&format!("Element: {root}\n"));

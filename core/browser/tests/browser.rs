@@ -616,26 +616,34 @@ async fn a_closed_browser_is_started_again_on_the_next_call() {
         )
         .await;
     let profile = world.profile.path().display().to_string();
+    // The browser itself: the test's own child among the processes of that profile.
+    let listed = std::process::Command::new("pgrep")
+        .args(["-P", &std::process::id().to_string(), "-f", &profile])
+        .output()
+        .expect("pgrep runs");
+    let browser_pid = String::from_utf8_lossy(&listed.stdout).trim().to_string();
+    assert!(!browser_pid.is_empty(), "Chromium runs as the test's child");
     let killed = std::process::Command::new("pkill")
         .args(["-KILL", "-f", &profile])
         .status()
         .expect("pkill runs");
     assert!(killed.success(), "Chromium ran with the test's profile");
-    // Wait until no process of that profile is left (a killed process only lingers as a
-    // zombie, whose command line is empty).
-    let mut gone = false;
-    for _ in 0..3000 {
-        let left = std::process::Command::new("pgrep")
-            .args(["-f", &profile])
-            .output()
-            .expect("pgrep runs");
-        if left.stdout.is_empty() {
-            gone = true;
+    // Wait until the browser has ended: a zombie waiting to be reaped (state Z).
+    let stat = format!("/proc/{browser_pid}/stat");
+    let mut ended = false;
+    for _ in 0..100_000 {
+        let state = std::fs::read_to_string(&stat).unwrap_or_default();
+        let state = state
+            .rsplit(") ")
+            .next()
+            .and_then(|rest| rest.chars().next());
+        if state == Some('Z') {
+            ended = true;
             break;
         }
         std::thread::yield_now();
     }
-    assert!(gone, "Chromium ended");
+    assert!(ended, "Chromium ended");
     let opened = world
         .ok(
             "browser_navigate",

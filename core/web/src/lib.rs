@@ -14,9 +14,11 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use larik_protocol::sync::locked;
+
 pub use convert::{Format, render};
 pub use fetch::{FetchError, FetchOptions, Fetched, checked_address, fetch};
-pub use search::{SearchBackend, SearchResult};
+pub use search::{SearchBackend, SearchError, SearchResult};
 pub use tools::{WebFetchTool, WebSearchTool};
 
 /// How long a fetched page is kept.
@@ -66,10 +68,7 @@ impl Fetcher {
             Some(fetched) => (fetched, true),
             None => {
                 let fetched = fetch(url, &self.options).await?;
-                self.cache
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .insert(url.to_string(), (Instant::now(), fetched.clone()));
+                locked(&self.cache).insert(url.to_string(), (Instant::now(), fetched.clone()));
                 (fetched, false)
             }
         };
@@ -99,10 +98,7 @@ impl Fetcher {
     }
 
     fn cached(&self, url: &str) -> Option<Fetched> {
-        let mut cache = self
-            .cache
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut cache = locked(&self.cache);
         cache.retain(|_, (at, _)| at.elapsed() < CACHE_FOR);
         cache.get(url).map(|(_, fetched)| fetched.clone())
     }

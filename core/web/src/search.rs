@@ -36,6 +36,17 @@ pub enum SearchBackend {
     },
 }
 
+/// Why a search failed, in a sentence for the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SearchError(pub String);
+
+impl From<String> for SearchError {
+    fn from(message: String) -> Self {
+        SearchError(message)
+    }
+}
+
 /// One search result.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SearchResult {
@@ -58,7 +69,11 @@ impl SearchBackend {
     }
 
     /// Asks for up to `count` results for `query`.
-    pub async fn search(&self, query: &str, count: usize) -> Result<Vec<SearchResult>, String> {
+    pub async fn search(
+        &self,
+        query: &str,
+        count: usize,
+    ) -> Result<Vec<SearchResult>, SearchError> {
         let client = reqwest::Client::builder()
             .timeout(Duration::from_secs(30))
             .user_agent(concat!("Larik/", env!("CARGO_PKG_VERSION")))
@@ -90,7 +105,7 @@ impl SearchBackend {
         if !status.is_success() {
             let text = String::from_utf8_lossy(&body);
             let text: String = text.chars().take(300).collect();
-            return Err(format!("{name} answered {status}: {text}"));
+            return Err(SearchError(format!("{name} answered {status}: {text}")));
         }
         let value: Value = serde_json::from_slice(&body)
             .map_err(|error| format!("{name}'s answer is not JSON: {error}"))?;

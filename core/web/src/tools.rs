@@ -266,7 +266,7 @@ impl Tool for WebSearchTool {
         };
         let results = match results {
             Ok(results) => filtered(results, &allowed, &blocked),
-            Err(message) => return ToolOutput::error(message),
+            Err(error) => return ToolOutput::error(error.0),
         };
         if results.is_empty() {
             return ToolOutput::text(format!("{} found nothing for \"{query}\".", backend.name()));

@@ -10,11 +10,12 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use larik_browser::{Browser, BrowserOptions, browser_tools, find_browser};
 
 use larik_config::{Environment, SearchSettings};
+use larik_protocol::sync::locked;
 use larik_web::search::{BRAVE_URL, TAVILY_URL};
 use larik_web::{FetchOptions, Fetcher, SearchBackend, WebFetchTool, WebSearchTool};
 
@@ -39,7 +40,7 @@ pub struct WebExtension {
 
 impl WebExtension {
     fn fetcher(&self, allowed_hosts: Vec<String>) -> Arc<Fetcher> {
-        let mut fetchers = self.fetchers.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut fetchers = locked(&self.fetchers);
         Arc::clone(fetchers.entry(allowed_hosts.clone()).or_insert_with(|| {
             Arc::new(Fetcher::new(FetchOptions {
                 allowed_hosts,
@@ -53,7 +54,7 @@ impl WebExtension {
     /// The process's browser, made now if this is the first session to want one; `true`
     /// with it when it was made now.
     fn browser(&self, options: BrowserOptions) -> (Arc<Browser>, bool) {
-        let mut browser = self.browser.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut browser = locked(&self.browser);
         match browser.as_ref() {
             Some(existing) => (Arc::clone(existing), false),
             None => {
