@@ -155,6 +155,9 @@ impl Tab {
         if let Some(error) = reply.get("error").and_then(Value::as_str) {
             return Err(error.to_string().into());
         }
+        if reply.get("focused") == Some(&Value::Bool(false)) {
+            return Err(format!("the field {} did not take the focus", ref_name(reference)).into());
+        }
         self.after_input(async {
             for c in text.chars() {
                 if c == '\n' {
@@ -254,11 +257,11 @@ impl Tab {
     }
 
     /// Waits until the document's `readyState` is `complete`, trying again while an old
-    /// document is torn down; gives up quietly after [`LOAD_TIMEOUT`].
-    pub async fn wait_for_load(&self) {
+    /// document is torn down; `false` when it gave up after [`LOAD_TIMEOUT`].
+    pub async fn wait_for_load(&self) -> bool {
         let script = "new Promise((done) => { if (document.readyState === 'complete') done(true); \
                       else addEventListener('load', () => done(true), { once: true }); })";
-        let _ = tokio::time::timeout(LOAD_TIMEOUT, async {
+        tokio::time::timeout(LOAD_TIMEOUT, async {
             loop {
                 if self.eval(script).await.is_ok() {
                     return;
@@ -266,7 +269,8 @@ impl Tab {
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
         })
-        .await;
+        .await
+        .is_ok()
     }
 }
 

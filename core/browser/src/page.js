@@ -1,7 +1,9 @@
-// Larik's page helpers, installed once per document as window.__larik. The snapshot walks
-// the visible DOM, open shadow roots included, and outlines headings, text and interactive
-// elements; each interactive element keeps a data-larik-ref attribute, so later snapshots
-// of the same document give it the same ref. find() looks a ref up across shadow roots.
+// Larik's page helpers, installed once per document as window.__larik in Larik's isolated
+// world (the page's DOM, not its JavaScript). The snapshot walks the visible DOM, open
+// shadow roots included, and outlines headings, text and interactive elements; each
+// interactive element keeps its ref for the document's life (shown as a data-larik-ref
+// attribute), so later snapshots give it the same one. find() looks a ref up wherever the
+// element is, in the document or a shadow root.
 (() => {
   if (window.__larik) return;
   const REF = 'data-larik-ref';
@@ -12,6 +14,10 @@
   const BLOCKS = new Set(['UL', 'OL', 'FORM', 'DIALOG', 'NAV', 'MAIN', 'SECTION', 'ARTICLE',
     'ASIDE', 'HEADER', 'FOOTER', 'TABLE', 'FIELDSET']);
   let next = 1;
+  // Refs live here, in Larik's isolated world: the attribute only shows them, so a page
+  // that copies or moves one cannot redirect a click.
+  const byName = new Map();
+  const names = new WeakMap();
 
   const clean = (text, most) => {
     const flat = (text || '').replace(/\s+/g, ' ').trim();
@@ -45,11 +51,13 @@
   }
 
   function ref(el) {
-    let name = el.getAttribute(REF);
+    let name = names.get(el);
     if (!name) {
       name = 'e' + next++;
-      el.setAttribute(REF, name);
+      names.set(el, name);
+      byName.set(name, new WeakRef(el));
     }
+    if (el.getAttribute(REF) !== name) el.setAttribute(REF, name);
     return name;
   }
 
@@ -194,20 +202,30 @@
     };
   }
 
+  // Any element with a ref, in the document or a shadow root, while it is in the page.
   function find(name) {
-    const selector = '[' + REF + '="' + String(name).replace(/["\\]/g, '') + '"]';
-    const search = (root) => {
-      const hit = root.querySelector(selector);
-      if (hit) return hit;
-      for (const el of root.querySelectorAll('*')) {
-        if (el.shadowRoot) {
-          const inner = search(el.shadowRoot);
-          if (inner) return inner;
-        }
-      }
-      return null;
-    };
-    return search(document);
+    const held = byName.get(String(name));
+    const el = held && held.deref();
+    return el && el.isConnected ? el : null;
+  }
+
+  // The element at a point, looked for inside shadow roots too.
+  function deepAt(x, y) {
+    let hit = document.elementFromPoint(x, y);
+    while (hit && hit.shadowRoot) {
+      const inner = hit.shadowRoot.elementFromPoint(x, y);
+      if (!inner || inner === hit) break;
+      hit = inner;
+    }
+    return hit;
+  }
+
+  // Whether `inner` is `el` or inside it, across shadow roots.
+  function within(inner, el) {
+    for (let node = inner; node; node = node.parentNode || node.host) {
+      if (node === el) return true;
+    }
+    return false;
   }
 
   function snapshot(rootRef, limit) {
@@ -237,7 +255,14 @@
     el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
     const rect = el.getBoundingClientRect();
     if (rect.width === 0 || rect.height === 0) return { error: 'the element ' + name + ' is not visible' };
-    return { x: rect.left + rect.width / 2, y: rect.top + rect.height / 2 };
+    const x = rect.left + rect.width / 2;
+    const y = rect.top + rect.height / 2;
+    const hit = deepAt(x, y);
+    if (hit && !within(hit, el)) {
+      return { error: 'the element ' + name + ' is covered by ' + hit.tagName.toLowerCase() +
+        (clean(hit.innerText, 60) ? ' ' + quote(clean(hit.innerText, 60)) : '') + '; close or scroll past it first' };
+    }
+    return { x, y };
   }
 
   function focusAndClear(name) {
@@ -298,11 +323,10 @@
     layer.id = '__larik_labels';
     layer.style.cssText = 'position:absolute;left:0;top:0;width:0;height:0;z-index:2147483647;pointer-events:none;';
     const all = [];
-    const gather = (root) => {
-      root.querySelectorAll('[' + REF + ']').forEach((el) => all.push(el));
-      root.querySelectorAll('*').forEach((el) => { if (el.shadowRoot) gather(el.shadowRoot); });
-    };
-    gather(document);
+    for (const name of byName.keys()) {
+      const el = find(name);
+      if (el) all.push(el);
+    }
     let shown = 0;
     for (const el of all) {
       const rect = el.getBoundingClientRect();
@@ -311,7 +335,7 @@
       outline.style.cssText = 'position:absolute;box-sizing:border-box;border:2px dashed #e8590c;' +
         'left:' + (rect.left + scrollX) + 'px;top:' + (rect.top + scrollY) + 'px;width:' + rect.width + 'px;height:' + rect.height + 'px;';
       const tag = document.createElement('div');
-      tag.textContent = el.getAttribute(REF);
+      tag.textContent = names.get(el);
       tag.style.cssText = 'position:absolute;background:#e8590c;color:#fff;font:bold 11px monospace;padding:0 3px;' +
         'left:' + (rect.left + scrollX) + 'px;top:' + Math.max(0, rect.top + scrollY - 14) + 'px;';
       layer.append(outline, tag);

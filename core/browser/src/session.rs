@@ -20,7 +20,7 @@ use tokio::sync::Mutex;
 use crate::tab::Tab;
 
 /// How long a running browser may take to answer before it counts as gone.
-const ANSWER_WITHIN: Duration = Duration::from_secs(5);
+const ANSWER_WITHIN: Duration = Duration::from_secs(10);
 
 /// The viewport every tab gets, in CSS pixels.
 pub const VIEWPORT: (u32, u32) = (1280, 800);
@@ -40,6 +40,9 @@ pub struct BrowserOptions {
 pub struct Browser {
     options: BrowserOptions,
     state: Mutex<Option<Running>>,
+    /// The hosts the calling session allows on the local network; every tab's requests
+    /// are checked against them.
+    allowed: Arc<std::sync::RwLock<Vec<String>>>,
 }
 
 struct Running {
@@ -72,6 +75,16 @@ impl Browser {
         Browser {
             options,
             state: Mutex::new(None),
+            allowed: Arc::default(),
+        }
+    }
+
+    /// Sets the hosts the calling session allows on the local network, for the requests
+    /// its call makes the browser send.
+    pub fn allow_hosts(&self, hosts: &[String]) {
+        let mut allowed = larik_protocol::sync::write_locked(&self.allowed);
+        if allowed.as_slice() != hosts {
+            *allowed = hosts.to_vec();
         }
     }
 
@@ -121,6 +134,7 @@ impl Browser {
 
     /// Closes tab `index`; closing the last one opens a blank tab in its place.
     pub async fn close_tab(&self, index: usize) -> Result<(), BrowserError> {
+        let allowed = &self.allowed;
         let mut state = self.state.lock().await;
         let running = self.running(&mut state).await?;
         if index >= running.tabs.len() {
@@ -143,7 +157,9 @@ impl Browser {
                 .new_page(CreateTargetParams::new("about:blank"))
                 .await
                 .map_err(|error| format!("cannot open a tab: {error}"))?;
-            running.tabs.push(Arc::new(Tab::watch(page).await));
+            running
+                .tabs
+                .push(Arc::new(Tab::watch(page, Arc::clone(allowed)).await));
         }
         if running.active >= index && running.active > 0 {
             running.active -= 1;
@@ -171,7 +187,8 @@ impl Browser {
             // A browser being killed can still look alive for a moment (its threads
             // ending, its connection not yet closed), so it must also answer.
             Some(running) => {
-                !running.gone.load(Ordering::SeqCst)
+                !running.tabs.is_empty()
+                    && !running.gone.load(Ordering::SeqCst)
                     && matches!(running.browser.try_wait(), Ok(None))
                     && matches!(
                         tokio::time::timeout(ANSWER_WITHIN, running.browser.version()).await,
@@ -188,11 +205,15 @@ impl Browser {
             *state = Some(self.launch().await?);
         }
         let running = state.as_mut().ok_or("the browser did not start")?;
-        sync_tabs(running).await;
+        sync_tabs(running, &self.allowed).await;
+        if running.tabs.is_empty() {
+            return Err("the browser has no tab and could not open one".into());
+        }
         Ok(running)
     }
 
     async fn launch(&self) -> Result<Running, BrowserError> {
+        let allowed = &self.allowed;
         std::fs::create_dir_all(&self.options.profile_dir).map_err(|error| {
             format!(
                 "cannot create the browser profile {}: {error}",
@@ -247,7 +268,7 @@ impl Browser {
             .new_page(CreateTargetParams::new("about:blank"))
             .await
             .map_err(|error| format!("cannot open a tab: {error}"))?;
-        let first = Arc::new(Tab::watch(page).await);
+        let first = Arc::new(Tab::watch(page, Arc::clone(allowed)).await);
         Ok(Running {
             browser,
             gone,
@@ -260,7 +281,7 @@ impl Browser {
 }
 
 /// Drops tabs that are gone and adopts tabs a page opened, making the newest one active.
-async fn sync_tabs(running: &mut Running) {
+async fn sync_tabs(running: &mut Running, allowed: &Arc<std::sync::RwLock<Vec<String>>>) {
     let Ok(pages) = running.browser.pages().await else {
         return;
     };
@@ -282,8 +303,19 @@ async fn sync_tabs(running: &mut Running) {
         if page.opener_id().is_none() {
             continue;
         }
-        let tab = Tab::watch(page).await;
+        let tab = Tab::watch(page, Arc::clone(allowed)).await;
         tab.wait_for_opened_page().await;
+        // The tab's first page loaded before Larik watched it: a refused one closes it.
+        let (_, url) = tab.title_and_url().await;
+        let hosts = larik_protocol::sync::read_locked(allowed).clone();
+        if crate::actions::check_url(&url, &hosts).await.is_err() {
+            running.closed.push(tab.page.target_id().clone());
+            let _ = running
+                .browser
+                .execute(CloseTargetParams::new(tab.page.target_id().clone()))
+                .await;
+            continue;
+        }
         running.tabs.push(Arc::new(tab));
         adopted = Some(running.tabs.len() - 1);
     }
@@ -293,7 +325,9 @@ async fn sync_tabs(running: &mut Running) {
             .new_page(CreateTargetParams::new("about:blank"))
             .await
         {
-            running.tabs.push(Arc::new(Tab::watch(page).await));
+            running
+                .tabs
+                .push(Arc::new(Tab::watch(page, Arc::clone(allowed)).await));
         }
         running.active = 0;
         return;

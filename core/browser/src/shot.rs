@@ -1,5 +1,6 @@
-//! Screenshots: the viewport, the full page (cut at [`FULL_PAGE_MOST`] CSS pixels, past
-//! which models shrink text beyond reading) or one element padded by [`ELEMENT_PADDING`],
+//! Screenshots: the viewport, the full page (cut at [`FULL_PAGE_MOST`] CSS pixels each way,
+//! past which models shrink text beyond reading) or one element padded by
+//! [`ELEMENT_PADDING`] (cut the same way),
 //! as JPEG. The clip is in document coordinates with `scale = 1 / devicePixelRatio`, so the
 //! image has one pixel per CSS pixel on any screen. With labels, each element with a ref
 //! in view gets a dashed outline and a tag with its ref while the picture is taken.
@@ -40,7 +41,7 @@ pub struct Shot {
     pub width: u32,
     /// Its height in pixels.
     pub height: u32,
-    /// Whether a full page was cut at [`FULL_PAGE_MOST`].
+    /// Whether the picture was cut at [`FULL_PAGE_MOST`].
     pub cut: bool,
 }
 
@@ -91,7 +92,7 @@ impl Tab {
                 (
                     0.0,
                     0.0,
-                    number(&metrics, "fullWidth")?,
+                    number(&metrics, "fullWidth")?.min(FULL_PAGE_MOST),
                     full.min(FULL_PAGE_MOST),
                 )
             }
@@ -106,7 +107,13 @@ impl Tab {
                 let top = (number(&rect, "y")? - ELEMENT_PADDING).max(0.0);
                 let right = number(&rect, "x")? + number(&rect, "width")? + ELEMENT_PADDING;
                 let bottom = number(&rect, "y")? + number(&rect, "height")? + ELEMENT_PADDING;
-                (left, top, right - left, bottom - top)
+                cut = right - left > FULL_PAGE_MOST || bottom - top > FULL_PAGE_MOST;
+                (
+                    left,
+                    top,
+                    (right - left).min(FULL_PAGE_MOST),
+                    (bottom - top).min(FULL_PAGE_MOST),
+                )
             }
         };
         let (width, height) = (width.round().max(1.0), height.round().max(1.0));

@@ -10,6 +10,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chromiumoxide::Page;
+use chromiumoxide::cdp::browser_protocol::fetch::{
+    ContinueRequestParams, EnableParams as InterceptParams, EventRequestPaused, FailRequestParams,
+    RequestPattern,
+};
+use chromiumoxide::cdp::browser_protocol::network::ErrorReason;
 use chromiumoxide::cdp::browser_protocol::page::{
     DialogType, EventJavascriptDialogOpening, HandleJavaScriptDialogParams,
 };
@@ -59,7 +64,32 @@ impl Drop for Tab {
     }
 }
 
-fn push(log: &Mutex<VecDeque<String>>, line: String) {
+/// Whether the page may make a request to `url`: pages' own schemes (`data:`, `blob:`,
+/// `about:`) may; `http` and `https` only to hosts that pass the address guard.
+async fn request_verdict(url: &str, allowed: &[String]) -> Result<(), String> {
+    let Ok(parsed) = url::Url::parse(url) else {
+        return Err("not a URL".to_string());
+    };
+    match parsed.scheme() {
+        "data" | "blob" | "about" => Ok(()),
+        "http" | "https" => {
+            let host = parsed.host_str().unwrap_or_default();
+            let port = parsed.port_or_known_default().unwrap_or(443);
+            larik_web::checked_address(host, port, allowed)
+                .await
+                .map_err(|error| error.to_string())
+        }
+        other => Err(format!("`{other}:` requests are not made")),
+    }
+}
+
+/// The most characters of one console line kept.
+const LINE_MOST: usize = 2_000;
+
+fn push(log: &Mutex<VecDeque<String>>, mut line: String) {
+    if line.chars().count() > LINE_MOST {
+        line = line.chars().take(LINE_MOST).collect::<String>() + " […]";
+    }
     let mut log = locked(log);
     if log.len() == LOG_LINES {
         log.pop_front();
@@ -86,8 +116,9 @@ fn show(object: &RemoteObject) -> String {
 }
 
 impl Tab {
-    /// Starts watching `page`: its dialogs, console and exceptions.
-    pub async fn watch(page: Page) -> Tab {
+    /// Starts watching `page`: every request it makes goes through the address guard
+    /// (`allowed` read at each request), and its dialogs, console and exceptions are kept.
+    pub async fn watch(page: Page, allowed: Arc<std::sync::RwLock<Vec<String>>>) -> Tab {
         // chromiumoxide asks each page to attach the tabs it opens and hold them until a
         // debugger lets them run; a tab opened that way would wait forever. Tabs the page
         // opens are found by the browser's target discovery instead.
@@ -96,12 +127,46 @@ impl Tab {
         let _ = page.execute(detached).await;
         let log: Arc<Mutex<VecDeque<String>>> = Arc::default();
         let mut listeners = Vec::new();
+        if let Ok(mut paused) = page.event_listener::<EventRequestPaused>().await {
+            let answering = page.clone();
+            let log = Arc::clone(&log);
+            listeners.push(tokio::spawn(async move {
+                let page = answering;
+                while let Some(request) = paused.next().await {
+                    let allowed = larik_protocol::sync::read_locked(&allowed).clone();
+                    let verdict = request_verdict(&request.request.url, &allowed).await;
+                    let id = request.request_id.clone();
+                    match verdict {
+                        Ok(()) => {
+                            let _ = page.execute(ContinueRequestParams::new(id)).await;
+                        }
+                        Err(reason) => {
+                            push(&log, format!("[blocked] {}: {reason}", request.request.url));
+                            let _ = page
+                                .execute(FailRequestParams::new(id, ErrorReason::BlockedByClient))
+                                .await;
+                        }
+                    }
+                }
+            }));
+            let intercept = InterceptParams {
+                patterns: Some(vec![RequestPattern {
+                    url_pattern: Some("*".to_string()),
+                    resource_type: None,
+                    request_stage: None,
+                }]),
+                handle_auth_requests: None,
+            };
+            let _ = page.execute(intercept).await;
+        }
         if let Ok(mut dialogs) = page.event_listener::<EventJavascriptDialogOpening>().await {
             let page = page.clone();
             let log = Arc::clone(&log);
             listeners.push(tokio::spawn(async move {
                 while let Some(dialog) = dialogs.next().await {
-                    let accept = matches!(dialog.r#type, DialogType::Alert);
+                    // Leaving a page is never held up by it.
+                    let accept =
+                        matches!(dialog.r#type, DialogType::Alert | DialogType::Beforeunload);
                     let _ = page
                         .execute(HandleJavaScriptDialogParams::new(accept))
                         .await;
@@ -168,13 +233,10 @@ impl Tab {
             .await
         {
             Ok(page) => {
-                let field = |name: &str| {
-                    page.get(name)
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string()
-                };
-                (field("title"), field("url"))
+                let field = |name: &str| page.get(name).and_then(Value::as_str).unwrap_or("");
+                // A title is the page's to choose: kept short.
+                let title = field("title").chars().take(300).collect();
+                (title, field("url").to_string())
             }
             Err(_) => (
                 self.page
@@ -225,7 +287,6 @@ impl Tab {
             .expression(script)
             .return_by_value(true)
             .await_promise(true)
-            .user_gesture(true)
             .build()
             .map_err(|error| format!("cannot build the script: {error}"))?;
         let reply = tokio::time::timeout(SCRIPT_TIMEOUT, self.page.execute(params))

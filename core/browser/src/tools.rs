@@ -276,7 +276,7 @@ impl Tool for BrowserTool {
             .get("url")
             .and_then(Value::as_str)
             .and_then(|url| url::Url::parse(url.trim()).ok())
-            .and_then(|url| url.host_str().map(str::to_ascii_lowercase))
+            .and_then(|url| url.host_str().map(larik_web::tools::normal_host))
             .map_or(CallTarget::None, CallTarget::Domain)
     }
 
@@ -304,6 +304,7 @@ fn capitalised(message: &str) -> String {
 impl BrowserTool {
     async fn act(&self, input: &Value) -> Result<ToolOutput, BrowserError> {
         let allowed = self.allowed_hosts.as_slice();
+        self.browser.allow_hosts(allowed);
         match self.action {
             Action::Navigate => {
                 let url = check_url(text_field(input, "url")?, allowed).await?;
@@ -392,6 +393,9 @@ impl BrowserTool {
                         format!("the full page, cut at {FULL_PAGE_MOST} px")
                     }
                     Area::FullPage => "the full page".to_string(),
+                    Area::Element(reference) if shot.cut => {
+                        format!("element {reference}, cut at {FULL_PAGE_MOST} px")
+                    }
                     Area::Element(reference) => format!("element {reference}"),
                 };
                 Ok(ToolOutput {
@@ -478,7 +482,7 @@ async fn snapshot(
     root: Option<String>,
     since_last: bool,
 ) -> Result<ToolOutput, BrowserError> {
-    tab.wait_for_load().await;
+    let loaded = tab.wait_for_load().await;
     let root_arg = serde_json::to_string(&root).map_err(|error| error.to_string())?;
     let reply = tab
         .eval(&format!("__larik.snapshot({root_arg}, {SNAPSHOT_MOST})"))
@@ -502,6 +506,9 @@ async fn snapshot(
     };
     let previous = locked(&tab.last).replace(current);
     let mut out = format!("Page: {title}\nURL: {url}\n");
+    if !loaded {
+        out.push_str("(The page was still loading after 30 s: this is what it shows so far.)\n");
+    }
     if let Some(root) = &root {
         out.push_str(&format!("Element: {root}\n"));
     }

@@ -62,6 +62,8 @@ fn page(title: &str, body: &str) -> String {
 
 struct Site {
     base: String,
+    /// Requests for `/secret`, which pages reach only through `localhost`.
+    secret_hits: Arc<std::sync::atomic::AtomicUsize>,
     _stop: tokio::sync::oneshot::Sender<()>,
 }
 
@@ -69,8 +71,30 @@ async fn site() -> Site {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
-    let base = format!("http://{}", listener.local_addr().expect("address"));
+    let port = listener.local_addr().expect("address").port();
+    let base = format!("http://127.0.0.1:{port}");
+    let secret_hits = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = Arc::clone(&secret_hits);
     let app = Router::new()
+        .route(
+            "/secret",
+            get(move || {
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async { Html("secret") }
+            }),
+        )
+        .route(
+            "/leaky",
+            get(move || async move {
+                Html(page(
+                    "Leaky",
+                    &format!(
+                        "<img src=\"http://localhost:{port}/secret?img\" alt=\"pixel\">\
+                         <a href=\"http://localhost:{port}/secret?link\">Secret</a>"
+                    ),
+                ))
+            }),
+        )
         .route("/form", get(|| async { Html(FORM) }))
         .route(
             "/thanks",
@@ -120,7 +144,11 @@ async fn site() -> Site {
             .await
             .expect("serve");
     });
-    Site { base, _stop: stop }
+    Site {
+        base,
+        secret_hits,
+        _stop: stop,
+    }
 }
 
 /// A browser with its own profile, allowed to reach the test's server.
@@ -184,6 +212,19 @@ impl World {
 
     async fn snapshot(&self) -> String {
         self.ok("browser_snapshot", json!({})).await
+    }
+
+    /// Calls `name` until its text contains `needle` (a page that starts loading later than
+    /// the tools wait for, on a loaded machine), at most 100 times.
+    async fn until(&self, name: &str, input: Value, needle: &str) -> String {
+        let mut text = String::new();
+        for _ in 0..100 {
+            text = self.ok(name, input.clone()).await;
+            if text.contains(needle) {
+                return text;
+            }
+        }
+        panic!("{name} never showed {needle}: {text}");
     }
 }
 
@@ -304,12 +345,8 @@ async fn a_form_inside_a_shadow_root_is_filled_and_submitted() {
     let typed = world.snapshot().await;
     assert!(typed.contains("value=\"Ada Lovelace\""), "{typed}");
     let submit = ref_of(&typed, "button \"Sign up\"");
-    let clicked = world.ok("browser_click", json!({"ref": submit})).await;
-    assert!(
-        clicked.contains("\"Thanks\""),
-        "the click waited for the new page: {clicked}"
-    );
-    let thanks = world.snapshot().await;
+    world.ok("browser_click", json!({"ref": submit})).await;
+    let thanks = world.until("browser_snapshot", json!({}), "# Thanks").await;
     assert!(thanks.contains("# Thanks, Ada Lovelace"), "{thanks}");
     assert!(thanks.contains("Plan: pro"), "{thanks}");
 }
@@ -326,8 +363,9 @@ async fn a_tab_the_page_opens_becomes_active_and_tabs_can_be_closed() {
         .await;
     let button = ref_of(&world.snapshot().await, "button \"Open child\"");
     world.ok("browser_click", json!({"ref": button})).await;
-    let tabs = world.ok("browser_tabs", json!({})).await;
-    assert!(tabs.contains("* 1: Child tab"), "{tabs}");
+    let tabs = world
+        .until("browser_tabs", json!({}), "* 1: Child tab")
+        .await;
     assert!(tabs.contains("  0: Opener"), "{tabs}");
     assert!(world.snapshot().await.contains("I am the child."));
 
@@ -346,6 +384,9 @@ async fn a_tab_the_page_opens_becomes_active_and_tabs_can_be_closed() {
     // Selecting a tab makes the tools act on it.
     let button = ref_of(&world.snapshot().await, "button \"Open child\"");
     world.ok("browser_click", json!({"ref": button})).await;
+    world
+        .until("browser_tabs", json!({}), "* 1: Child tab")
+        .await;
     let selected = world
         .ok("browser_tabs", json!({"action": "select", "index": 0}))
         .await;
@@ -432,7 +473,7 @@ async fn back_and_forward_cross_a_cached_page() {
         .await;
     let link = ref_of(&world.snapshot().await, "link \"to B\"");
     world.ok("browser_click", json!({"ref": link})).await;
-    assert!(world.snapshot().await.contains("# Page B"));
+    world.until("browser_snapshot", json!({}), "# Page B").await;
     let back = world.ok("browser_back", json!({})).await;
     assert!(back.contains("\"Page A\""), "{back}");
     let restored = world.snapshot().await;
@@ -564,6 +605,29 @@ async fn the_address_guard_and_refused_schemes_hold_for_navigation() {
         let text = larik_protocol::transcript::result_text(&output.content);
         assert!(text.starts_with(expected), "{url}: {text}");
     }
+
+    // Allowed 127.0.0.1 is reached; what its page asks of `localhost` (the same machine,
+    // not allowed) is blocked, a picture as well as a followed link.
+    let world = World::new(&["127.0.0.1"]);
+    world
+        .ok(
+            "browser_navigate",
+            json!({"url": format!("{}/leaky", site.base)}),
+        )
+        .await;
+    let link = ref_of(&world.snapshot().await, "link \"Secret\"");
+    world.ok("browser_click", json!({"ref": link})).await;
+    world.snapshot().await;
+    let console = world.ok("browser_console", json!({})).await;
+    assert!(console.contains("[blocked] http://localhost:"), "{console}");
+    assert!(console.contains("/secret?img"), "{console}");
+    assert!(console.contains("/secret?link"), "{console}");
+    assert_eq!(
+        site.secret_hits.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "nothing reached the refused host"
+    );
+
     let tool = world
         .tools
         .iter()
@@ -628,22 +692,26 @@ async fn a_closed_browser_is_started_again_on_the_next_call() {
         .status()
         .expect("pkill runs");
     assert!(killed.success(), "Chromium ran with the test's profile");
-    // Wait until the browser has ended: a zombie waiting to be reaped (state Z).
-    let stat = format!("/proc/{browser_pid}/stat");
-    let mut ended = false;
-    for _ in 0..100_000 {
-        let state = std::fs::read_to_string(&stat).unwrap_or_default();
-        let state = state
-            .rsplit(") ")
-            .next()
-            .and_then(|rest| rest.chars().next());
-        if state == Some('Z') {
-            ended = true;
-            break;
-        }
-        std::thread::yield_now();
-    }
-    assert!(ended, "Chromium ended");
+    // Wait until the browser has ended, reaping it (afterwards the browser handle's own
+    // wait finds no such child, which counts as ended too).
+    let pid: i32 = browser_pid
+        .lines()
+        .next()
+        .and_then(|line| line.trim().parse().ok())
+        .expect("a process id");
+    let waited = tokio::task::spawn_blocking(move || {
+        let mut status = 0;
+        // SAFETY: waits for a child of this process, writing its status to a local.
+        #[allow(unsafe_code)]
+        let waited = unsafe { libc::waitpid(pid, &mut status, 0) };
+        (waited, std::io::Error::last_os_error().raw_os_error())
+    })
+    .await
+    .expect("the wait");
+    assert!(
+        waited.0 == pid || waited.1 == Some(libc::ECHILD),
+        "Chromium ended: {waited:?}"
+    );
     let opened = world
         .ok(
             "browser_navigate",

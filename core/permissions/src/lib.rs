@@ -27,8 +27,9 @@ pub enum ToolCategory {
     Edit,
     /// Runs commands: `bash`.
     Execute,
-    /// Reaches the network: `web_fetch`, `web_search`, the `browser_*` tools. Their calls
-    /// ask unless a rule allows them, read-only or not.
+    /// Reaches the network: `web_fetch`, `web_search` and the browser's navigation (the
+    /// agent gives tools of kind `fetch` this category). Their calls ask unless a rule
+    /// allows them, read-only or not.
     Network,
     /// Anything else, e.g. MCP tools.
     Other,
@@ -42,7 +43,6 @@ impl ToolCategory {
             "write" | "edit" | "multiedit" => ToolCategory::Edit,
             "bash" => ToolCategory::Execute,
             "webfetch" | "websearch" => ToolCategory::Network,
-            name if name.starts_with("browser") => ToolCategory::Network,
             _ => ToolCategory::Other,
         }
     }
@@ -61,7 +61,8 @@ pub struct PermissionQuery<'a> {
     pub path: Option<&'a Path>,
     /// The shell command, for command tools.
     pub command: Option<&'a str>,
-    /// The host a network call reaches, e.g. `docs.rs` (lowercase), for `domain:` rules.
+    /// The host a network call reaches, e.g. `docs.rs` (lowercase, without a trailing dot
+    /// or brackets), for `domain:` rules.
     pub domain: Option<&'a str>,
     /// The session's working directory (absolute).
     pub cwd: &'a Path,

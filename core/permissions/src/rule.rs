@@ -391,7 +391,12 @@ fn parse_specifier(rule: &str, key: &str, tool: &str, inner: &str) -> Result<Spe
     if DOMAIN_TOOLS.contains(&key)
         && let Some(domain) = inner.strip_prefix("domain:")
     {
-        return Ok(Specifier::Domain(domain.trim().to_ascii_lowercase()));
+        let domain = domain
+            .trim()
+            .trim_end_matches('.')
+            .trim_start_matches('[')
+            .trim_end_matches(']');
+        return Ok(Specifier::Domain(domain.to_ascii_lowercase()));
     }
     Ok(Specifier::Other(inner.to_owned()))
 }

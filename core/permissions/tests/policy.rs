@@ -20,7 +20,9 @@ enum Call {
     MultiEdit(&'static str),
     Bash(&'static str),
     Tool(&'static str, bool),
-    /// A network call of the named tool reaching the host (`None`: no host, `web_search`).
+    /// A network call of the named tool reaching the host (`None`: no host, `web_search`),
+    /// as the agent describes it: `web_fetch` and `web_search` read-only, the browser's
+    /// navigation not.
     Web(&'static str, Option<&'static str>),
 }
 
@@ -35,7 +37,7 @@ fn decide(policy: &PermissionPolicy, call: Call) -> Decision {
         _ => None,
     };
     let (tool, read_only, path, command) = match call {
-        Call::Web(name, _) => (name, true, None, None),
+        Call::Web(name, _) => (name, !name.starts_with("browser"), None, None),
         Call::Read(path) => ("read", true, Some(absolute(path)), None),
         Call::Grep(path) => ("grep", true, path.map(absolute), None),
         Call::Edit(path) => ("edit", false, Some(absolute(path)), None),
@@ -44,9 +46,13 @@ fn decide(policy: &PermissionPolicy, call: Call) -> Decision {
         Call::Bash(command) => ("bash", false, None, Some(command)),
         Call::Tool(name, read_only) => (name, read_only, None, None),
     };
+    let category = match call {
+        Call::Web(..) => ToolCategory::Network,
+        _ => ToolCategory::of(tool),
+    };
     policy.decide(&PermissionQuery {
         tool,
-        category: ToolCategory::of(tool),
+        category,
         read_only,
         path: path.as_deref(),
         command,
@@ -508,7 +514,7 @@ fn suggested_rules_allow_the_call_once_remembered() {
         Call::Web("web_fetch", Some("docs.rs")),
         Call::Web("web_search", None),
         Call::Web("browser_navigate", Some("localhost")),
-        Call::Web("browser_click", None),
+        Call::Web("browser_back", None),
     ];
     for call in cases {
         let mut policy = PermissionPolicy::new(Default, RuleSet::default(), None);
@@ -522,15 +528,17 @@ fn suggested_rules_allow_the_call_once_remembered() {
     }
 }
 
-/// Network calls ask in every mode but `bypassPermissions`, read-only as they are (plan
-/// mode lets them ask); `domain:` rules match the host exactly or, with `*.`, the hosts
-/// below it.
+/// Network calls ask in every mode but `bypassPermissions`, read-only or not (plan mode
+/// lets the read-only ones ask and refuses the others); `domain:` rules match the host
+/// exactly or, with `*.`, the hosts below it, a trailing dot aside.
 #[test]
 fn network_calls_ask_unless_a_domain_rule_allows_them() {
     let fetch = |host| Call::Web("web_fetch", Some(host));
     for mode in [Default, AcceptEdits, Plan] {
         check(mode, NONE, fetch("docs.rs"), "ask WebFetch(domain:docs.rs)");
         check(mode, NONE, Call::Web("web_search", None), "ask WebSearch");
+    }
+    for mode in [Default, AcceptEdits] {
         check(
             mode,
             NONE,
@@ -538,6 +546,18 @@ fn network_calls_ask_unless_a_domain_rule_allows_them() {
             "ask browser_navigate(domain:localhost)",
         );
     }
+    check(
+        Plan,
+        NONE,
+        Call::Web("browser_navigate", Some("localhost")),
+        "deny plan mode",
+    );
+    check(
+        Default,
+        &[("deny", "WebFetch(domain:evil.test.)")],
+        fetch("evil.test"),
+        "deny `WebFetch(domain:evil.test)`",
+    );
     check(Bypass, NONE, fetch("docs.rs"), "allow");
 
     let exact = &[("allow", "WebFetch(domain:Docs.RS)")];

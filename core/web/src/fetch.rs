@@ -72,6 +72,10 @@ pub enum FetchError {
     /// The server could not be reached or did not answer in time.
     #[error("{0}")]
     Network(String),
+    /// The resource redirects to another host (which passed the guard): not followed, so
+    /// the permission step sees that host when the URL is fetched.
+    #[error("redirects to another host: {0}")]
+    OtherHost(String),
 }
 
 /// Fetches `address` as the options allow.
@@ -83,9 +87,12 @@ pub async fn fetch(address: &str, options: &FetchOptions) -> Result<Fetched, Fet
         if url.scheme() == "http" {
             let mut secure = url.clone();
             if secure.set_scheme("https").is_ok() && url.port().is_none() {
-                match follow(secure, options).await {
-                    Err(FetchError::Network(_)) => {}
-                    answered => return answered,
+                // A third of the time at most, so plain http keeps the rest.
+                let attempt =
+                    tokio::time::timeout(options.timeout / 3, follow(secure, options)).await;
+                match attempt {
+                    Err(_) | Ok(Err(FetchError::Network(_))) => {}
+                    Ok(answered) => return answered,
                 }
             }
         }
@@ -125,6 +132,13 @@ async fn follow(mut url: Url, options: &FetchOptions) -> Result<Fetched, FetchEr
                 FetchError::BadUrl(format!("{url} redirects to `{location}`: {error}"))
             })?;
             check_scheme(&next)?;
+            if !same_host(&url, &next) {
+                // The user's allowed hosts count for the call's own host only.
+                let host = next.host_str().unwrap_or_default();
+                let port = next.port_or_known_default().unwrap_or(443);
+                checked_address(host, port, &[]).await?;
+                return Err(FetchError::OtherHost(next.to_string()));
+            }
             url = next;
             continue;
         }
@@ -134,6 +148,16 @@ async fn follow(mut url: Url, options: &FetchOptions) -> Result<Fetched, FetchEr
         "more than {} redirects",
         options.max_redirects
     )))
+}
+
+/// Whether two URLs name the same host (`www.` and case count; the port and scheme do not).
+fn same_host(a: &Url, b: &Url) -> bool {
+    match (a.host_str(), b.host_str()) {
+        (Some(a), Some(b)) => a
+            .trim_end_matches('.')
+            .eq_ignore_ascii_case(b.trim_end_matches('.')),
+        _ => false,
+    }
 }
 
 /// One request to `url`, its host checked and the connection pinned to a checked address.
@@ -153,13 +177,15 @@ async fn request(url: &Url, options: &FetchOptions) -> Result<reqwest::Response,
         .map(|(_, _, address)| *address)
         .collect::<Vec<_>>();
     let pinned = if listed.is_empty() {
-        checked_address(&host, port, &options.allowed_hosts).await?
+        checked_addresses(&host, port, &options.allowed_hosts).await?
     } else {
         pick(&host, &listed, &options.allowed_hosts)?
     };
+    // No proxy: a proxy would look the name up again, past the guard.
     let mut client = reqwest::Client::builder()
+        .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
-        .resolve(bare, pinned)
+        .resolve_to_addrs(bare, &pinned)
         .connect_timeout(CONNECT_TIMEOUT)
         .user_agent(concat!("Larik/", env!("CARGO_PKG_VERSION")));
     for pem in &options.extra_roots {
@@ -178,13 +204,18 @@ async fn request(url: &Url, options: &FetchOptions) -> Result<reqwest::Response,
         .map_err(|error| FetchError::Network(format!("cannot fetch {url}: {error}")))
 }
 
-/// The address to connect to for `host` (a name or an address, as in a URL) and `port`:
-/// every address the name resolves to must be public, unless `allowed` names the host.
-pub async fn checked_address(
+/// Checks `host` (a name or an address, as in a URL) at `port`: every address the name
+/// resolves to must be public, unless `allowed` names the host.
+pub async fn checked_address(host: &str, port: u16, allowed: &[String]) -> Result<(), FetchError> {
+    checked_addresses(host, port, allowed).await.map(|_| ())
+}
+
+/// The addresses to connect to for `host` at `port`, once [`checked_address`] passes.
+async fn checked_addresses(
     host: &str,
     port: u16,
     allowed: &[String],
-) -> Result<SocketAddr, FetchError> {
+) -> Result<Vec<SocketAddr>, FetchError> {
     let bare = host.trim_start_matches('[').trim_end_matches(']');
     let addresses: Vec<SocketAddr> = match bare.parse::<std::net::IpAddr>() {
         Ok(ip) => vec![SocketAddr::new(ip, port)],
@@ -196,19 +227,19 @@ pub async fn checked_address(
     pick(host, &addresses, allowed)
 }
 
-/// The first of `addresses` when the user allows `host`, else the guard's choice.
+/// `addresses` when the user allows `host` or the guard passes them all.
 fn pick(
     host: &str,
     addresses: &[SocketAddr],
     allowed: &[String],
-) -> Result<SocketAddr, FetchError> {
-    if guard::is_allowed(host, allowed) {
-        return addresses
-            .first()
-            .copied()
-            .ok_or_else(|| FetchError::Network(format!("`{host}` has no address")));
+) -> Result<Vec<SocketAddr>, FetchError> {
+    if addresses.is_empty() {
+        return Err(FetchError::Network(format!("`{host}` has no address")));
     }
-    guard::choose(host, addresses).map_err(FetchError::Refused)
+    if !guard::is_allowed(host, allowed) {
+        guard::choose(host, addresses).map_err(FetchError::Refused)?;
+    }
+    Ok(addresses.to_vec())
 }
 
 /// Reads a response's body up to `max_bytes`.

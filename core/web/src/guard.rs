@@ -32,6 +32,8 @@ fn is_public_v4(ip: Ipv4Addr) -> bool {
         || (a == 100 && (64..128).contains(&b))
         // Benchmarking, 198.18.0.0/15, and the reserved 240.0.0.0/4.
         || (a == 198 && (b == 18 || b == 19))
+        // IETF protocol assignments, 192.0.0.0/24.
+        || (a == 192 && b == 0 && ip.octets()[2] == 0)
         || a >= 240)
 }
 
@@ -46,8 +48,24 @@ fn is_public_v6(ip: Ipv6Addr) -> bool {
         || (first & 0xffc0) == 0xfec0
         // Documentation 2001:db8::/32.
         || (first == 0x2001 && ip.segments()[1] == 0x0db8)
-        // IPv4-compatible and NAT64 forms reach IPv4 addresses too.
-        || ip.to_ipv4().is_some_and(|v4| !is_public_v4(v4)))
+        // IPv4-compatible forms, NAT64 (64:ff9b::/96) and 6to4 (2002::/16) reach IPv4
+        // addresses too.
+        || ip.to_ipv4().is_some_and(|v4| !is_public_v4(v4))
+        || embedded_v4(ip).is_some_and(|v4| !is_public_v4(v4)))
+}
+
+/// The IPv4 address inside a NAT64 (`64:ff9b::/96`) or 6to4 (`2002::/16`) address.
+fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
+    let s = ip.segments();
+    let join = |high: u16, low: u16| {
+        let [a, b] = high.to_be_bytes();
+        let [c, d] = low.to_be_bytes();
+        Ipv4Addr::new(a, b, c, d)
+    };
+    if s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0] {
+        return Some(join(s[6], s[7]));
+    }
+    (s[0] == 0x2002).then(|| join(s[1], s[2]))
 }
 
 /// Whether `host` (a name or an address, as in a URL) is one the user allows, ignoring
@@ -114,6 +132,9 @@ mod tests {
             "ff02::1",
             "2001:db8::1",
             "192.0.2.1",
+            "192.0.0.8",
+            "64:ff9b::a9fe:a9fe",
+            "2002:7f00:1::1",
         ] {
             assert!(!public(address), "{address}");
         }
@@ -122,6 +143,8 @@ mod tests {
             "1.1.1.1",
             "2606:4700:4700::1111",
             "::ffff:8.8.8.8",
+            "64:ff9b::808:808",
+            "2002:808:808::1",
         ] {
             assert!(public(address), "{address}");
         }

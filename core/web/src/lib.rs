@@ -24,6 +24,9 @@ pub use tools::{WebFetchTool, WebSearchTool};
 /// How long a fetched page is kept.
 pub const CACHE_FOR: Duration = Duration::from_secs(15 * 60);
 
+/// The most resources the cache keeps; past it the oldest goes.
+pub const CACHE_MOST: usize = 32;
+
 /// One page of a fetched resource.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Page {
@@ -68,7 +71,16 @@ impl Fetcher {
             Some(fetched) => (fetched, true),
             None => {
                 let fetched = fetch(url, &self.options).await?;
-                locked(&self.cache).insert(url.to_string(), (Instant::now(), fetched.clone()));
+                let mut cache = locked(&self.cache);
+                if cache.len() >= CACHE_MOST
+                    && let Some(oldest) = cache
+                        .iter()
+                        .min_by_key(|(_, (at, _))| *at)
+                        .map(|(key, _)| key.clone())
+                {
+                    cache.remove(&oldest);
+                }
+                cache.insert(url.to_string(), (Instant::now(), fetched.clone()));
                 (fetched, false)
             }
         };

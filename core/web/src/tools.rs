@@ -32,7 +32,16 @@ impl WebFetchTool {
 /// The lowercase host of the URL in `input`, if it has one.
 fn host_of(input: &Value) -> Option<String> {
     let url = url::Url::parse(input.get("url")?.as_str()?.trim()).ok()?;
-    url.host_str().map(str::to_ascii_lowercase)
+    url.host_str().map(normal_host)
+}
+
+/// A URL's host as `domain:` rules compare it: lowercase, without a trailing dot or an
+/// IPv6 address's brackets (names with other letters are in their `xn--` form already).
+pub fn normal_host(host: &str) -> String {
+    host.trim_end_matches('.')
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_ascii_lowercase()
 }
 
 /// A whole number field, `default` when absent; `Err` names a field of the wrong type.
@@ -143,6 +152,9 @@ impl Tool for WebFetchTool {
                 "Refused: {reason}. Larik does not fetch addresses on this machine or a \
                  private network unless the user names the host in `web.allowed_hosts` of \
                  their personal settings."
+            )),
+            Err(FetchError::OtherHost(target)) => ToolOutput::error(format!(
+                "{url} redirects to another host: {target}. Fetch that URL to read it."
             )),
             Err(error) => ToolOutput::error(error.to_string()),
         }
@@ -269,7 +281,15 @@ impl Tool for WebSearchTool {
             Err(error) => return ToolOutput::error(error.0),
         };
         if results.is_empty() {
-            return ToolOutput::text(format!("{} found nothing for \"{query}\".", backend.name()));
+            let filtered = if allowed.is_empty() && blocked.is_empty() {
+                ""
+            } else {
+                " in the domains asked for"
+            };
+            return ToolOutput::text(format!(
+                "{} found nothing{filtered} for \"{query}\".",
+                backend.name()
+            ));
         }
         let mut text = format!("{} results for \"{query}\":\n", backend.name());
         for (number, result) in results.iter().take(wanted).enumerate() {

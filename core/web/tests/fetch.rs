@@ -60,7 +60,11 @@ async fn serve() -> Server {
             "/to-localhost",
             get(move || async move { redirect(&format!("http://localhost:{port}/page")) }),
         )
-        .route("/to-file", get(|| async { redirect("file:///etc/passwd") }));
+        .route("/to-file", get(|| async { redirect("file:///etc/passwd") }))
+        .route(
+            "/to-public",
+            get(|| async { redirect("http://93.184.216.34/elsewhere") }),
+        );
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
         axum::serve(listener, app)
@@ -132,6 +136,22 @@ async fn every_redirect_hop_is_checked() {
     assert!(
         matches!(&named, FetchError::Refused(why) if why.contains("localhost")),
         "{named}"
+    );
+
+    // The user's allowed hosts count for the call's own host, not for where it leads.
+    let both = allowing(&["127.0.0.1", "localhost"]);
+    let named = fetch(&format!("{}/to-localhost", server.base), &both)
+        .await
+        .expect_err("an allowed host reached by a redirect");
+    assert!(matches!(&named, FetchError::Refused(_)), "{named}");
+
+    // Another public host is not followed: the call names it, for the permission step.
+    let elsewhere = fetch(&format!("{}/to-public", server.base), &options)
+        .await
+        .expect_err("another host");
+    assert_eq!(
+        elsewhere,
+        FetchError::OtherHost("http://93.184.216.34/elsewhere".into())
     );
 
     let file = fetch(&format!("{}/to-file", server.base), &options)

@@ -35,10 +35,13 @@ async fn brave(headers: HeaderMap, Query(params): Params) -> impl IntoResponse {
         return (StatusCode::UNAUTHORIZED, Json(json!({"type": "ErrorResponse", "error": {"code": "SUBSCRIPTION_TOKEN_INVALID", "status": 401}}))).into_response();
     }
     let query = params.get("q").cloned().unwrap_or_default();
-    let count: usize = params
-        .get("count")
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(20);
+    let Some(count) = params.get("count").and_then(|c| c.parse::<usize>().ok()) else {
+        return (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            Json(json!({"type": "ErrorResponse", "error": {"code": "VALIDATION", "detail": "count is required here"}})),
+        )
+            .into_response();
+    };
     if query == "nothing at all" {
         return Json(json!({"type": "search", "query": {"original": query}, "mixed": {"type": "mixed", "main": []}})).into_response();
     }
