@@ -88,7 +88,7 @@ impl Tab {
             ),
             Area::FullPage => {
                 let full = number(&metrics, "fullHeight")?;
-                cut = full > FULL_PAGE_MOST;
+                cut = full > FULL_PAGE_MOST || number(&metrics, "fullWidth")? > FULL_PAGE_MOST;
                 (
                     0.0,
                     0.0,

@@ -498,6 +498,7 @@ async fn snapshot(
             .to_string()
     };
     let (title, url, text) = (field("title"), field("url"), field("text"));
+    let title: String = title.chars().take(300).collect();
     let cut = reply.get("cut").and_then(Value::as_bool).unwrap_or(false);
     let current = LastSnapshot {
         url: url.clone(),

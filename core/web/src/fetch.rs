@@ -136,7 +136,15 @@ async fn follow(mut url: Url, options: &FetchOptions) -> Result<Fetched, FetchEr
                 // The user's allowed hosts count for the call's own host only.
                 let host = next.host_str().unwrap_or_default();
                 let port = next.port_or_known_default().unwrap_or(443);
-                checked_address(host, port, &[]).await?;
+                checked_address(host, port, &[])
+                    .await
+                    .map_err(|error| match error {
+                        FetchError::Refused(_) => FetchError::Refused(format!(
+                            "{url} redirects to {next}, which is on this machine or a private \
+                             network; a redirect there is never followed"
+                        )),
+                        other => other,
+                    })?;
                 return Err(FetchError::OtherHost(next.to_string()));
             }
             url = next;

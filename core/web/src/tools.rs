@@ -148,11 +148,7 @@ impl Tool for WebFetchTool {
                     ToolOutput::text(text)
                 }
             }
-            Err(FetchError::Refused(reason)) => ToolOutput::error(format!(
-                "Refused: {reason}. Larik does not fetch addresses on this machine or a \
-                 private network unless the user names the host in `web.allowed_hosts` of \
-                 their personal settings."
-            )),
+            Err(FetchError::Refused(reason)) => ToolOutput::error(format!("Refused: {reason}.")),
             Err(FetchError::OtherHost(target)) => ToolOutput::error(format!(
                 "{url} redirects to another host: {target}. Fetch that URL to read it."
             )),
@@ -287,7 +283,7 @@ impl Tool for WebSearchTool {
                 " in the domains asked for"
             };
             return ToolOutput::text(format!(
-                "{} found nothing{filtered} for \"{query}\".",
+                "{} found nothing for \"{query}\"{filtered}.",
                 backend.name()
             ));
         }
