@@ -243,6 +243,19 @@ impl Drop for World {
     }
 }
 
+/// The test's site, and a browser allowed to reach it with `path` open in its tab.
+async fn opened(path: &str) -> (Site, World) {
+    let site = site().await;
+    let world = World::new(&["127.0.0.1"]);
+    world
+        .ok(
+            "browser_navigate",
+            json!({"url": format!("{}{path}", site.base)}),
+        )
+        .await;
+    (site, world)
+}
+
 /// The ref of the first snapshot line containing `needle`.
 fn ref_of(snapshot: &str, needle: &str) -> String {
     let line = snapshot
@@ -353,14 +366,7 @@ async fn a_form_inside_a_shadow_root_is_filled_and_submitted() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_tab_the_page_opens_becomes_active_and_tabs_can_be_closed() {
-    let site = site().await;
-    let world = World::new(&["127.0.0.1"]);
-    world
-        .ok(
-            "browser_navigate",
-            json!({"url": format!("{}/opener", site.base)}),
-        )
-        .await;
+    let (_site, world) = opened("/opener").await;
     let button = ref_of(&world.snapshot().await, "button \"Open child\"");
     world.ok("browser_click", json!({"ref": button})).await;
     let tabs = world
@@ -399,14 +405,7 @@ async fn a_tab_the_page_opens_becomes_active_and_tabs_can_be_closed() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn alerts_are_accepted_confirms_dismissed_and_both_logged() {
-    let site = site().await;
-    let world = World::new(&["127.0.0.1"]);
-    world
-        .ok(
-            "browser_navigate",
-            json!({"url": format!("{}/dialogs", site.base)}),
-        )
-        .await;
+    let (_site, world) = opened("/dialogs").await;
     let snapshot = world.snapshot().await;
     world
         .ok(
@@ -438,14 +437,7 @@ async fn alerts_are_accepted_confirms_dismissed_and_both_logged() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn console_messages_and_uncaught_errors_are_captured() {
-    let site = site().await;
-    let world = World::new(&["127.0.0.1"]);
-    world
-        .ok(
-            "browser_navigate",
-            json!({"url": format!("{}/console", site.base)}),
-        )
-        .await;
+    let (_site, world) = opened("/console").await;
     // The exception is thrown from a timer; the snapshot waits for the page to be loaded,
     // and the console is read until the exception has arrived.
     let mut console = String::new();
@@ -463,14 +455,7 @@ async fn console_messages_and_uncaught_errors_are_captured() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn back_and_forward_cross_a_cached_page() {
-    let site = site().await;
-    let world = World::new(&["127.0.0.1"]);
-    world
-        .ok(
-            "browser_navigate",
-            json!({"url": format!("{}/a", site.base)}),
-        )
-        .await;
+    let (_site, world) = opened("/a").await;
     let link = ref_of(&world.snapshot().await, "link \"to B\"");
     world.ok("browser_click", json!({"ref": link})).await;
     world.until("browser_snapshot", json!({}), "# Page B").await;
@@ -494,14 +479,7 @@ async fn back_and_forward_cross_a_cached_page() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn element_and_labelled_screenshots_have_their_sizes() {
-    let site = site().await;
-    let world = World::new(&["127.0.0.1"]);
-    world
-        .ok(
-            "browser_navigate",
-            json!({"url": format!("{}/shot", site.base)}),
-        )
-        .await;
+    let (_site, world) = opened("/shot").await;
     let snapshot = world.snapshot().await;
     let button = ref_of(&snapshot, "button \"Inside\"");
 
@@ -545,14 +523,7 @@ async fn element_and_labelled_screenshots_have_their_sizes() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn refs_stay_put_and_since_last_gives_only_the_changes() {
-    let site = site().await;
-    let world = World::new(&["127.0.0.1"]);
-    world
-        .ok(
-            "browser_navigate",
-            json!({"url": format!("{}/counter", site.base)}),
-        )
-        .await;
+    let (_site, world) = opened("/counter").await;
     let first = world.snapshot().await;
     let add = ref_of(&first, "button \"Add\"");
     let link = ref_of(&first, "link \"A link\"");
@@ -644,14 +615,7 @@ async fn the_address_guard_and_refused_schemes_hold_for_navigation() {
 #[tokio::test(flavor = "multi_thread")]
 async fn screenshots_keep_one_pixel_per_css_pixel_on_a_dense_screen() {
     use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
-    let site = site().await;
-    let world = World::new(&["127.0.0.1"]);
-    world
-        .ok(
-            "browser_navigate",
-            json!({"url": format!("{}/shot", site.base)}),
-        )
-        .await;
+    let (_site, world) = opened("/shot").await;
     let tab = world.browser.active_tab().await.expect("tab");
     tab.page
         .execute(SetDeviceMetricsOverrideParams::new(1280, 800, 2.0, false))
@@ -671,14 +635,7 @@ async fn screenshots_keep_one_pixel_per_css_pixel_on_a_dense_screen() {
 /// fresh tab.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_closed_browser_is_started_again_on_the_next_call() {
-    let site = site().await;
-    let world = World::new(&["127.0.0.1"]);
-    world
-        .ok(
-            "browser_navigate",
-            json!({"url": format!("{}/a", site.base)}),
-        )
-        .await;
+    let (site, world) = opened("/a").await;
     let profile = world.profile.path().display().to_string();
     // The browser itself: the test's own child among the processes of that profile.
     let listed = std::process::Command::new("pgrep")
