@@ -91,6 +91,7 @@ fn main() {
                 executable: executable.clone(),
                 headless: true,
                 profile_dir: profile.path().join("profile"),
+                env: Vec::new(),
             }));
             let tools = browser_tools(&browser, allowed.clone());
             let started = Instant::now();
@@ -109,6 +110,7 @@ fn main() {
             executable: executable.clone(),
             headless: true,
             profile_dir: profile.path().join("profile"),
+            env: Vec::new(),
         }));
         let tools = browser_tools(&browser, allowed);
         let opened = tool(&tools, "browser_navigate")

@@ -34,6 +34,9 @@ pub struct BrowserOptions {
     pub headless: bool,
     /// The profile directory, kept between runs.
     pub profile_dir: PathBuf,
+    /// Environment variables set for the browser besides Larik's own (e.g. `DISPLAY` for a
+    /// window on another screen).
+    pub env: Vec<(String, String)>,
 }
 
 /// The process's browser, started on first use.
@@ -239,6 +242,7 @@ impl Browser {
                 "--disable-gpu",
                 "--disable-dev-shm-usage",
             ]);
+        builder = builder.envs(self.options.env.iter().cloned());
         builder = if self.options.headless {
             builder.new_headless_mode()
         } else {

@@ -161,13 +161,21 @@ struct World {
 
 impl World {
     fn new(allowed_hosts: &[&str]) -> World {
+        World::showing(allowed_hosts, None)
+    }
+
+    /// A browser with a window on the X display `display`, or headless without one.
+    fn showing(allowed_hosts: &[&str], display: Option<&str>) -> World {
         let executable = find_browser(None, std::env::var("PATH").ok().as_deref())
             .expect("Chromium is installed (tests/run installs Debian's chromium)");
         let profile = tempfile::tempdir().expect("profile dir");
         let browser = Arc::new(Browser::new(BrowserOptions {
             executable,
-            headless: true,
+            headless: display.is_none(),
             profile_dir: profile.path().join("profile"),
+            env: display
+                .map(|display| vec![("DISPLAY".to_string(), display.to_string())])
+                .unwrap_or_default(),
         }));
         let cwd: PathBuf = Path::new("/").to_path_buf();
         World {
@@ -680,4 +688,63 @@ async fn a_closed_browser_is_started_again_on_the_next_call() {
         .ok("browser_tabs", json!({"action": "select", "index": 0}))
         .await;
     assert!(tabs.contains("* 0: Page B"), "{tabs}");
+}
+
+/// Headless by default; asked for a window, Chromium opens one (here on a virtual X
+/// display, Debian's Xvfb, installed by the test setup): its user agent no longer says
+/// `HeadlessChrome`.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_browser_is_headless_by_default_and_opens_a_window_on_request() {
+    let agent = |world: &World| {
+        let browser = Arc::clone(&world.browser);
+        async move {
+            let tab = browser.active_tab().await.expect("tab");
+            tab.eval("navigator.userAgent")
+                .await
+                .expect("eval")
+                .as_str()
+                .expect("a user agent")
+                .to_string()
+        }
+    };
+    let (_site, world) = opened("/a").await;
+    assert!(agent(&world).await.contains("HeadlessChrome"));
+
+    // Xvfb picks a free display and, once it serves it, writes its number to stdout.
+    let mut xvfb = std::process::Command::new("Xvfb")
+        .args([
+            "-displayfd",
+            "1",
+            "-screen",
+            "0",
+            "1280x800x24",
+            "-nolisten",
+            "tcp",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("Xvfb starts (tests/run installs Debian's xvfb)");
+    let mut number = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(xvfb.stdout.take().expect("stdout")),
+        &mut number,
+    )
+    .expect("the display number");
+    assert!(!number.trim().is_empty(), "Xvfb serves a display");
+    let display = format!(":{}", number.trim());
+    let site = site().await;
+    let headed = World::showing(&["127.0.0.1"], Some(&display));
+    headed
+        .ok(
+            "browser_navigate",
+            json!({"url": format!("{}/a", site.base)}),
+        )
+        .await;
+    let user_agent = agent(&headed).await;
+    assert!(!user_agent.contains("HeadlessChrome"), "{user_agent}");
+    assert!(headed.snapshot().await.contains("# Page A"));
+    drop(headed);
+    let _ = xvfb.kill();
+    let _ = xvfb.wait();
 }

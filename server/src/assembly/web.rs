@@ -117,6 +117,7 @@ impl Extension for WebExtension {
                     executable,
                     headless: web.browser.headless.unwrap_or(true),
                     profile_dir,
+                    env: Vec::new(),
                 });
                 if made {
                     into.shutdown
