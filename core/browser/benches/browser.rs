@@ -5,17 +5,21 @@
 //! link, a button, a text field, a checkbox and a cell of text) in a running browser. Pages
 //! are served on loopback. Run with `cargo bench -p larik-browser --bench browser`.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
 use axum::Router;
 use axum::response::Html;
 use axum::routing::get;
-use larik_browser::{Browser, BrowserOptions, browser_tools, find_browser};
+use larik_browser::{Browser, BrowserOptions, browser_tools};
 use larik_testkit::bench::{Samples, within};
-use larik_tools::{Tool, ToolContext};
+use larik_tools::Tool;
 use serde_json::json;
+
+#[path = "../tests/support/setup.rs"]
+mod setup;
+
+use setup::{chromium, tool_context};
 
 const STARTS: usize = 10;
 const SNAPSHOTS: usize = 30;
@@ -34,23 +38,6 @@ fn big_page() -> String {
     )
 }
 
-fn context() -> ToolContext {
-    let cwd = Path::new("/").to_path_buf();
-    ToolContext {
-        sandbox: Arc::new(larik_sandbox::Sandbox::unconfined(&cwd)),
-        cwd,
-        cancel: tokio_util::sync::CancellationToken::new(),
-        limits: larik_tools::ToolLimits::default(),
-        reads: Arc::default(),
-        hidden: None,
-        files: Arc::new(larik_tools::DiskFiles),
-        feedback: None,
-        checkpoint: None,
-        call_id: String::new(),
-        agent: None,
-    }
-}
-
 fn tool<'a>(tools: &'a [Arc<dyn Tool>], name: &str) -> &'a Arc<dyn Tool> {
     tools
         .iter()
@@ -64,10 +51,9 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
-    let executable = find_browser(None, std::env::var("PATH").ok().as_deref())
-        .expect("Chromium is installed (tests/run installs Debian's chromium)");
+    let executable = chromium();
     let big = big_page();
-    let ctx = context();
+    let ctx = tool_context();
     let (mut starts, mut snapshots) = (Samples::new(), Samples::new());
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

@@ -54,6 +54,18 @@ pub async fn check_url(url: &str, allowed: &[String]) -> Result<Url, BrowserErro
     Ok(parsed)
 }
 
+/// Why the page may not make a request to `url`, if it may not: its own schemes
+/// (`data:`, `blob:`, `about:`) may; anything else only as [`check_url`] allows.
+pub async fn check_request(url: &str, allowed: &[String]) -> Result<(), BrowserError> {
+    if ["data:", "blob:", "about:"]
+        .iter()
+        .any(|scheme| url.starts_with(scheme))
+    {
+        return Ok(());
+    }
+    check_url(url, allowed).await.map(|_| ())
+}
+
 /// An element's ref as the model gave it (`e12`, `[ref=e12]` or `ref=e12`).
 pub fn ref_name(input: &str) -> String {
     input

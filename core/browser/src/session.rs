@@ -312,10 +312,7 @@ async fn sync_tabs(running: &mut Running, allowed: &Arc<std::sync::RwLock<Vec<St
         // The tab's first page loaded before Larik watched it: a refused one closes it.
         let (_, url) = tab.title_and_url().await;
         let hosts = larik_protocol::sync::read_locked(allowed).clone();
-        let own_scheme = ["data:", "blob:", "about:"]
-            .iter()
-            .any(|scheme| url.starts_with(scheme));
-        if !own_scheme && crate::actions::check_url(&url, &hosts).await.is_err() {
+        if crate::actions::check_request(&url, &hosts).await.is_err() {
             running.closed.push(tab.page.target_id().clone());
             let _ = running
                 .browser

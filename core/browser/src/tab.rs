@@ -64,25 +64,6 @@ impl Drop for Tab {
     }
 }
 
-/// Whether the page may make a request to `url`: pages' own schemes (`data:`, `blob:`,
-/// `about:`) may; `http` and `https` only to hosts that pass the address guard.
-async fn request_verdict(url: &str, allowed: &[String]) -> Result<(), String> {
-    let Ok(parsed) = url::Url::parse(url) else {
-        return Err("not a URL".to_string());
-    };
-    match parsed.scheme() {
-        "data" | "blob" | "about" => Ok(()),
-        "http" | "https" => {
-            let host = parsed.host_str().unwrap_or_default();
-            let port = parsed.port_or_known_default().unwrap_or(443);
-            larik_web::checked_address(host, port, allowed)
-                .await
-                .map_err(|error| error.to_string())
-        }
-        other => Err(format!("`{other}:` requests are not made")),
-    }
-}
-
 /// The most characters of one console line kept.
 const LINE_MOST: usize = 2_000;
 
@@ -134,7 +115,8 @@ impl Tab {
                 let page = answering;
                 while let Some(request) = paused.next().await {
                     let allowed = larik_protocol::sync::read_locked(&allowed).clone();
-                    let verdict = request_verdict(&request.request.url, &allowed).await;
+                    let verdict =
+                        crate::actions::check_request(&request.request.url, &allowed).await;
                     let id = request.request_id.clone();
                     match verdict {
                         Ok(()) => {

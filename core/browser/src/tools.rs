@@ -275,8 +275,7 @@ impl Tool for BrowserTool {
         input
             .get("url")
             .and_then(Value::as_str)
-            .and_then(|url| url::Url::parse(url.trim()).ok())
-            .and_then(|url| url.host_str().map(larik_web::tools::normal_host))
+            .and_then(larik_web::tools::url_host)
             .map_or(CallTarget::None, CallTarget::Domain)
     }
 

@@ -5,17 +5,21 @@
 //! element and labelled screenshots by their size; refs that stay put across snapshots and
 //! `since_last` smaller than a whole snapshot; the address guard and the refused schemes.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::Query;
 use axum::response::Html;
 use axum::routing::get;
-use larik_browser::{Browser, BrowserOptions, browser_tools, find_browser};
+use larik_browser::{Browser, BrowserOptions, browser_tools};
 use larik_protocol::transcript::ResultPart;
 use larik_tools::{Tool, ToolContext, ToolOutput};
 use serde_json::{Value, json};
+
+#[path = "support/setup.rs"]
+mod setup;
+
+use setup::{chromium, tool_context};
 
 const FORM: &str = r#"<!doctype html><html><head><title>Sign up</title></head><body>
 <h1>Join</h1>
@@ -166,8 +170,7 @@ impl World {
 
     /// A browser with a window on the X display `display`, or headless without one.
     fn showing(allowed_hosts: &[&str], display: Option<&str>) -> World {
-        let executable = find_browser(None, std::env::var("PATH").ok().as_deref())
-            .expect("Chromium is installed (tests/run installs Debian's chromium)");
+        let executable = chromium();
         let profile = tempfile::tempdir().expect("profile dir");
         let browser = Arc::new(Browser::new(BrowserOptions {
             executable,
@@ -177,7 +180,6 @@ impl World {
                 .map(|display| vec![("DISPLAY".to_string(), display.to_string())])
                 .unwrap_or_default(),
         }));
-        let cwd: PathBuf = Path::new("/").to_path_buf();
         World {
             tools: browser_tools(
                 &browser,
@@ -185,19 +187,7 @@ impl World {
             ),
             browser,
             profile,
-            ctx: ToolContext {
-                sandbox: Arc::new(larik_sandbox::Sandbox::unconfined(&cwd)),
-                cwd,
-                cancel: tokio_util::sync::CancellationToken::new(),
-                limits: larik_tools::ToolLimits::default(),
-                reads: Arc::default(),
-                hidden: None,
-                files: Arc::new(larik_tools::DiskFiles),
-                feedback: None,
-                checkpoint: None,
-                call_id: String::new(),
-                agent: None,
-            },
+            ctx: tool_context(),
         }
     }
 

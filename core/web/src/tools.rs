@@ -31,8 +31,15 @@ impl WebFetchTool {
 
 /// The lowercase host of the URL in `input`, if it has one.
 fn host_of(input: &Value) -> Option<String> {
-    let url = url::Url::parse(input.get("url")?.as_str()?.trim()).ok()?;
-    url.host_str().map(normal_host)
+    url_host(input.get("url")?.as_str()?)
+}
+
+/// The host of `url` as `domain:` rules compare it ([`normal_host`]), if it names one.
+pub fn url_host(url: &str) -> Option<String> {
+    url::Url::parse(url.trim())
+        .ok()?
+        .host_str()
+        .map(normal_host)
 }
 
 /// A URL's host as `domain:` rules compare it: lowercase, without a trailing dot or an
