@@ -159,11 +159,12 @@ impl Sandbox {
     /// [`CommandGuard::started`]); the answer holds for the rest of the process. What the
     /// user should be told once (no sandbox can be set up, or it is weaker than usual) comes
     /// from [`Sandbox::take_notices`]; switching it off is the user's own choice and needs no
-    /// word.
+    /// word. Placeholders a killed Larik process left in the project are removed here.
     pub fn configure(project_root: &Path, options: &SandboxOptions) -> Self {
         if !options.enabled {
             return Self::unconfined(project_root);
         }
+        placeholder::sweep(project_root);
         let network = Network::from_allowed(&options.network_allow);
         let policy = Policy::new(
             project_root,

@@ -6,7 +6,11 @@
 //! read-only: inside the sandbox it cannot be written, and as a mount point it cannot be
 //! removed or renamed. When the command ends the placeholder is removed again, so nothing
 //! is left on disk. A placeholder is empty and dated at the epoch (1970-01-01), which is how
-//! one is told from a user's own file, also after a crash left one behind.
+//! one is told from a user's own file, also after a crash left one behind. The one
+//! exception to empty is `.git/commondir`: git reads that file whenever it exists and fails
+//! on an empty one, so its placeholder holds `.`, which sends git to the `.git` directory
+//! it is in, as if the file were not there. Placeholders a killed process left are removed
+//! when the next sandbox is set up ([`sweep`]).
 //!
 //! Removing a placeholder that another running command has bound would take the mount
 //! away inside that command's sandbox (the kernel detaches mounts on paths removed from
@@ -15,7 +19,7 @@
 
 use std::ffi::CString;
 use std::fs::{self, File};
-use std::io;
+use std::io::{self, Write as _};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -68,8 +72,39 @@ pub(crate) fn hold(path: &Path, kind: Kind) -> io::Result<Option<Placeholder>> {
     )))
 }
 
-/// Whether `meta` (of `path`) is a placeholder: an empty entry of the right kind dated at
-/// the epoch.
+/// Removes the placeholders under the project at `root` that no command holds: those a
+/// killed Larik process left behind. Run when a sandbox is set up, so a crash's leftovers
+/// do not outlive the next start.
+pub(crate) fn sweep(root: &Path) {
+    for protected in crate::protected::protected_set(root).paths {
+        let Ok(meta) = protected.path.symlink_metadata() else {
+            continue;
+        };
+        if !is_placeholder(&protected.path, &meta, protected.kind) {
+            continue;
+        }
+        // A command still using it holds a shared lock, in this process or another.
+        let Ok(file) = File::open(&protected.path) else {
+            continue;
+        };
+        if file.try_lock().is_ok() && same_entry(&file, &protected.path) {
+            let _ = remove(&protected.path, protected.kind);
+        }
+    }
+}
+
+/// What a file placeholder at `path` holds: nothing, but `.` for a `commondir` (see the
+/// module documentation).
+fn file_content(path: &Path) -> &'static [u8] {
+    if path.file_name().is_some_and(|name| name == "commondir") {
+        b"."
+    } else {
+        b""
+    }
+}
+
+/// Whether `meta` (of `path`) is a placeholder: an entry of the right kind dated at the
+/// epoch, empty (or, for a file, holding only what [`file_content`] puts there).
 pub(crate) fn is_placeholder(path: &Path, meta: &fs::Metadata, kind: Kind) -> bool {
     let dated = meta.mtime() == 0 && meta.mtime_nsec() == 0;
     dated
@@ -78,7 +113,12 @@ pub(crate) fn is_placeholder(path: &Path, meta: &fs::Metadata, kind: Kind) -> bo
                 meta.file_type().is_dir()
                     && fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_none())
             }
-            Kind::File => meta.file_type().is_file() && meta.len() == 0,
+            Kind::File => {
+                let content = file_content(path);
+                meta.file_type().is_file()
+                    && meta.len() == content.len() as u64
+                    && (content.is_empty() || fs::read(path).is_ok_and(|bytes| bytes == content))
+            }
         }
 }
 
@@ -98,7 +138,7 @@ fn create(path: &Path, kind: Kind) -> io::Result<bool> {
     ));
     match kind {
         Kind::Dir => fs::create_dir(&temp)?,
-        Kind::File => drop(File::create_new(&temp)?),
+        Kind::File => File::create_new(&temp)?.write_all(file_content(path))?,
     }
     let placed = File::open(&temp)
         .and_then(|file| file.set_modified(SystemTime::UNIX_EPOCH))
@@ -210,6 +250,51 @@ mod tests {
             fs::read_to_string(&path).expect("kept"),
             "{\"mcpServers\":{}}"
         );
+    }
+
+    #[test]
+    fn a_sweep_removes_what_a_crash_left_but_not_what_a_command_holds() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path();
+        fs::create_dir_all(root.join(".git/hooks")).expect("a repository");
+        // Left by a killed process, whose locks went with it.
+        let left = [root.join(".larik"), root.join(".git/commondir")];
+        fs::create_dir(&left[0]).expect("mkdir");
+        fs::write(&left[1], ".").expect("write");
+        for path in &left {
+            File::open(path)
+                .and_then(|file| file.set_modified(SystemTime::UNIX_EPOCH))
+                .expect("dated");
+        }
+        // In use by a running command.
+        let held = hold(&root.join(".claude"), Kind::Dir)
+            .expect("held")
+            .expect("a placeholder");
+        // The user's own empty file.
+        fs::write(root.join(".mcp.json"), "").expect("write");
+        sweep(root);
+        assert!(
+            !left[0].exists() && !left[1].exists(),
+            "the leftovers are gone"
+        );
+        assert!(root.join(".claude").exists(), "a held placeholder stays");
+        assert!(root.join(".mcp.json").exists(), "a user's file stays");
+        drop(held);
+        assert!(!root.join(".claude").exists());
+    }
+
+    #[test]
+    fn the_commondir_placeholder_points_git_at_its_own_directory() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("commondir");
+        let held = hold(&path, Kind::File)
+            .expect("held")
+            .expect("a placeholder");
+        assert_eq!(fs::read(&path).expect("read"), b".");
+        let meta = path.symlink_metadata().expect("stat");
+        assert!(is_placeholder(&path, &meta, Kind::File));
+        drop(held);
+        assert!(!path.exists());
     }
 
     #[test]

@@ -154,3 +154,36 @@ async fn bubblewrap_tests_an_npm_package() {
 async fn landlock_tests_an_npm_package() {
     an_npm_package_tests(landlock).await;
 }
+
+/// Git works on the project's repository inside the sandbox: status, a commit and the log,
+/// with its hooks and configuration protected (placeholders stand at the missing ones
+/// while the command runs, `.git/commondir` among them).
+async fn git_commits_in_the_project(sandbox: fn(&Path) -> Sandbox) {
+    let (_dir, root) = project(&[("src/main.c", "int main(void) { return 0; }\n")]);
+    larik_testkit::git::git(&root, &["init", "-q", "-b", "main"]);
+    let (ok, text) = run(
+        &sandbox(&root),
+        "git status --short && git add -A && \
+         git -c user.name=T -c user.email=t@example.com commit -q -m start && git log --oneline",
+        &root,
+    )
+    .await;
+    assert!(ok, "{text}");
+    assert!(text.contains("start"), "{text}");
+    // Nothing is left behind: git still works outside.
+    assert_eq!(
+        larik_testkit::git::git(&root, &["log", "--format=%s"]),
+        "start"
+    );
+    assert!(!root.join(".git/commondir").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bubblewrap_lets_git_commit_in_the_project() {
+    git_commits_in_the_project(bubblewrap).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn landlock_lets_git_commit_in_the_project() {
+    git_commits_in_the_project(landlock).await;
+}
