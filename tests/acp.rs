@@ -17,6 +17,8 @@ mod control;
 mod extension;
 #[path = "acp_cases/kit.rs"]
 mod kit;
+#[path = "acp_cases/load.rs"]
+mod load;
 #[path = "acp_cases/mcp.rs"]
 mod mcp;
 #[path = "support/notes_server.rs"]
@@ -29,6 +31,8 @@ mod read_then_edit;
 mod recording;
 #[path = "support/sessions.rs"]
 mod sessions;
+#[path = "support/soak.rs"]
+mod soak;
 #[path = "acp_cases/update_stream.rs"]
 mod update_stream;
 #[path = "acp_cases/web.rs"]

@@ -69,7 +69,10 @@ fn dependencies_point_one_way() {
         ("larik-providers", &["larik-protocol"][..]),
         ("larik-tools", &["larik-protocol", "larik-sandbox"][..]),
         ("larik-testkit", &["larik-protocol"][..]),
-        ("larik-lsp", &["larik-protocol", "larik-tools"][..]),
+        (
+            "larik-lsp",
+            &["larik-protocol", "larik-tools", "larik-sandbox"][..],
+        ),
         (
             "larik-mcp",
             &["larik-protocol", "larik-tools", "larik-sandbox"][..],
@@ -97,6 +100,11 @@ fn dependencies_point_one_way() {
     ]);
     let mut wrong = Vec::new();
     for (krate, deps) in &edges {
+        // The fuzz targets sit on top of everything they test, the binary's front ends
+        // included, and nothing depends on them.
+        if krate == "larik-fuzz" {
+            continue;
+        }
         if krate == "larik-server" {
             if deps.contains("larik-testkit") {
                 wrong.push("larik-server -> larik-testkit (test support in the binary)".into());
@@ -179,7 +187,8 @@ fn every_source_file_keeps_the_style_rules() {
 const PROCESS_EXCEPTIONS: &[(&str, &str)] = &[
     (
         "core/lsp/src/connection.rs",
-        "language servers are the user's own tools, started unsandboxed with tokio::process",
+        "language servers are the user's own tools, started unsandboxed with tokio::process \
+         in a process group of their own",
     ),
     (
         "core/mcp/src/stdio.rs",

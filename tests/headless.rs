@@ -20,6 +20,8 @@ mod control;
 mod extension;
 #[path = "headless_cases/hooks.rs"]
 mod hooks;
+#[path = "headless_cases/load.rs"]
+mod load;
 #[path = "headless_cases/mcp.rs"]
 mod mcp;
 #[path = "headless_cases/mcp_remote.rs"]

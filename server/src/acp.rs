@@ -8,13 +8,13 @@
 //! anything that waits on the editor (permissions, file access) runs in its own task, so
 //! `session/cancel` and permission answers are read while a prompt runs.
 
-mod content;
-mod editor_mcp;
+pub(crate) mod content;
+pub(crate) mod editor_mcp;
 mod elicit;
 mod files;
-mod options;
-mod server;
-mod session;
+pub(crate) mod options;
+pub(crate) mod server;
+pub(crate) mod session;
 mod subagents;
 mod updates;
 
@@ -26,7 +26,7 @@ use agent_client_protocol::v1::schema::{
     ListSessionsRequest, LoadSessionRequest, NewSessionRequest, PromptRequest,
     ResumeSessionRequest, SetSessionConfigOptionRequest, SetSessionModeRequest,
 };
-use agent_client_protocol::{Agent, Error, Stdio};
+use agent_client_protocol::{Agent, ConnectTo, Error, Stdio};
 use tokio::sync::mpsc;
 
 use crate::assembly::{self, Extension, Process};
@@ -46,7 +46,7 @@ pub async fn run(
     let process = Process::new(env, options, extensions)?;
     process.prune_checkpoints_for(std::env::current_dir().unwrap_or_else(|_| "/".into()));
     let server = Arc::new(Server::new(process));
-    let result = serve(Arc::clone(&server)).await;
+    let result = serve(Arc::clone(&server), Stdio::new()).await;
     server.close_all().await;
     for notice in server.shutdown().await {
         eprintln!("larik: warning: {notice}");
@@ -57,7 +57,11 @@ pub async fn run(
     }
 }
 
-async fn serve(server: Arc<Server>) -> Result<(), Error> {
+/// Serves ACP on `transport` until the editor closes it.
+pub(crate) async fn serve(
+    server: Arc<Server>,
+    transport: impl ConnectTo<Agent> + 'static,
+) -> Result<(), Error> {
     let (s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11) = (
         Arc::clone(&server),
         Arc::clone(&server),
@@ -186,6 +190,6 @@ async fn serve(server: Arc<Server>) -> Result<(), Error> {
             },
             agent_client_protocol::on_receive_notification!(),
         )
-        .connect_to(Stdio::new())
+        .connect_to(transport)
         .await
 }

@@ -37,6 +37,11 @@ use larik_tools::FileAccess;
 
 pub use error::{Notice, NoticeSource, SetupError};
 pub use extension::{Contributions, EditorMcpServer, Extension, Scope, ShutDown};
+#[cfg(feature = "fuzzing")]
+pub(crate) use hooks::{
+    compact_outcome, messages_and_blocks, permission_outcome, prompt_outcome, start_outcome,
+    stop_outcome, tool_call_outcome, tool_result_outcome,
+};
 pub use mcp::McpExtension;
 pub use open::{Branch, Open};
 pub use options::{check_options, parse_mode};

@@ -476,6 +476,11 @@ impl Printer {
                 if !usage.cost_known() {
                     result["unpriced_requests"] = json!(usage.unpriced_requests);
                 }
+                // What went wrong, also when the turn still ended normally (a session file
+                // that could not be written).
+                if !self.errors.is_empty() {
+                    result["errors"] = json!(self.errors);
+                }
                 self.write_json(&result);
             }
         }

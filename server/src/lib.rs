@@ -15,6 +15,9 @@ mod cli;
 mod commands;
 mod config;
 mod control;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod headless;
 mod lsp;
 mod mcp;

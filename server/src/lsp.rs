@@ -3,8 +3,8 @@
 //! agent per session, `lsp/documents.rs` serves open documents and offers edits to the
 //! editor, `lsp/protocol.rs` declares Larik's own messages.
 
-mod backend;
-mod documents;
+pub(crate) mod backend;
+pub(crate) mod documents;
 mod elicit;
 mod protocol;
 mod session;
@@ -13,6 +13,7 @@ mod transport;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use tokio::io::{AsyncRead, AsyncWrite};
 use tower_lsp_server::{LspService, Server};
 
 use crate::assembly::{self, Extension, Process};
@@ -28,8 +29,26 @@ pub async fn run(
     assembly::prefetch_tls(&env, options.model.as_deref());
     let process = Arc::new(Process::new(env, options, extensions)?);
     process.prune_checkpoints_for(std::env::current_dir().unwrap_or_else(|_| "/".into()));
-    let shared = Arc::clone(&process);
-    let (service, socket) = LspService::build(move |client| Backend::new(client, shared))
+    serve(
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        Arc::clone(&process),
+    )
+    .await;
+    for notice in process.shutdown().await {
+        eprintln!("larik: warning: {notice}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Serves the Language Server Protocol to the editor on `input` and `output` until it
+/// exits or closes `input`, starting sessions in `process`.
+pub(crate) async fn serve<I, O>(input: I, output: O, process: Arc<Process>)
+where
+    I: AsyncRead + Unpin + Send + 'static,
+    O: AsyncWrite + Unpin + Send + 'static,
+{
+    let (service, socket) = LspService::build(move |client| Backend::new(client, process))
         .custom_method("larik/newSession", Backend::new_session)
         .custom_method("larik/prompt", Backend::prompt)
         .custom_method("larik/cancel", Backend::cancel)
@@ -45,14 +64,10 @@ pub async fn run(
     let (service_input, editor_side_input) = tokio::io::duplex(1 << 20);
     let (editor_side_output, service_output) = tokio::io::duplex(1 << 20);
     let (errors, error_frames) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(transport::screen_input(
-        tokio::io::stdin(),
-        editor_side_input,
-        errors,
-    ));
+    tokio::spawn(transport::screen_input(input, editor_side_input, errors));
     let writer = tokio::spawn(transport::merge_output(
         editor_side_output,
-        tokio::io::stdout(),
+        output,
         error_frames,
     ));
     Server::new(service_input, service_output, socket)
@@ -60,8 +75,4 @@ pub async fn run(
         .serve(service)
         .await;
     let _ = writer.await;
-    for notice in process.shutdown().await {
-        eprintln!("larik: warning: {notice}");
-    }
-    Ok(ExitCode::SUCCESS)
 }

@@ -485,10 +485,11 @@ fn finish(events: &EventSink, call: &Call<'_>, mut output: ToolOutput) -> Block 
     for text in &call.hook_context {
         output.content.push(ResultPart::text(text.clone()));
     }
-    for change in &output.changes {
+    // Moved, not copied: a change carries the file's whole text before and after.
+    for change in std::mem::take(&mut output.changes) {
         events.emit(Event::Diff {
             call_id: call.id.to_string(),
-            change: change.clone(),
+            change,
             applied: true,
         });
     }

@@ -30,18 +30,35 @@ pub(crate) enum FileState {
     Other,
 }
 
-/// Reads the entry at `path` without following it if it is a symlink.
-pub(crate) fn read_state(path: &Path) -> Result<FileState, CheckpointError> {
+/// What is at a path, opened but not yet read: a checkpoint copies a file from here to its
+/// blob without holding the whole of it in memory.
+#[derive(Debug)]
+pub(crate) enum OpenedState {
+    /// Nothing.
+    Absent,
+    /// A regular file with these permission bits, open for reading.
+    File {
+        /// `mode & 0o7777`.
+        mode: u32,
+        /// The file, checked to be the entry that was looked at.
+        file: fs::File,
+    },
+    /// A symlink, directory or special file.
+    Other,
+}
+
+/// Opens the entry at `path` without following it if it is a symlink.
+pub(crate) fn open_state(path: &Path) -> Result<OpenedState, CheckpointError> {
     let meta = match fs::symlink_metadata(path) {
         Ok(meta) => meta,
-        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(FileState::Absent),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(OpenedState::Absent),
         Err(error) => return Err(CheckpointError::io(path, error)),
     };
     if !meta.is_file() {
-        return Ok(FileState::Other);
+        return Ok(OpenedState::Other);
     }
     let io = |source| CheckpointError::io(path, source);
-    let mut file = fs::File::open(path).map_err(io)?;
+    let file = fs::File::open(path).map_err(io)?;
     let opened = file.metadata().map_err(io)?;
     // The entry could have been swapped for a symlink between the two looks; only
     // trust the bytes if the open file is the one that was inspected.
@@ -50,11 +67,24 @@ pub(crate) fn read_state(path: &Path) -> Result<FileState, CheckpointError> {
             path: path.to_path_buf(),
         });
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(opened.len()).unwrap_or(0));
-    file.read_to_end(&mut bytes).map_err(io)?;
-    Ok(FileState::File {
+    Ok(OpenedState::File {
         mode: opened.mode() & MODE_BITS,
-        bytes,
+        file,
+    })
+}
+
+/// Reads the entry at `path` without following it if it is a symlink.
+pub(crate) fn read_state(path: &Path) -> Result<FileState, CheckpointError> {
+    Ok(match open_state(path)? {
+        OpenedState::Absent => FileState::Absent,
+        OpenedState::Other => FileState::Other,
+        OpenedState::File { mode, mut file } => {
+            let len = file.metadata().map_or(0, |meta| meta.len());
+            let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+            file.read_to_end(&mut bytes)
+                .map_err(|source| CheckpointError::io(path, source))?;
+            FileState::File { mode, bytes }
+        }
     })
 }
 

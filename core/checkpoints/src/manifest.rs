@@ -150,6 +150,16 @@ pub(crate) fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), CheckpointEr
     file.sync_all().map_err(io)
 }
 
+/// Copies what is left of `source` to a new file at `path`, flushes it to disk, and returns
+/// how many bytes it holds.
+pub(crate) fn copy_synced(path: &Path, source: &mut impl io::Read) -> Result<u64, CheckpointError> {
+    let io = |source| CheckpointError::io(path, source);
+    let mut file = File::create(path).map_err(io)?;
+    let len = io::copy(source, &mut file).map_err(io)?;
+    file.sync_all().map_err(io)?;
+    Ok(len)
+}
+
 /// Flushes a directory so that renames and new entries in it survive a crash.
 pub(crate) fn sync_dir(dir: &Path) -> Result<(), CheckpointError> {
     File::open(dir)

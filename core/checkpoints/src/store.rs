@@ -8,7 +8,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::SystemTime;
 
 use crate::error::CheckpointError;
-use crate::files::{self, FileState};
+use crate::files::{self, FileState, OpenedState};
 use crate::manifest::{self, BLOBS, Before, Entry, MANIFEST_TMP, Manifest, ReadProblem};
 use crate::paths::Project;
 
@@ -201,8 +201,9 @@ impl CheckpointStore {
             return Ok(CaptureOutcome::AlreadySaved);
         }
         let before = if resolved.missing.is_empty() {
-            match files::read_state(&resolved.target())? {
-                FileState::Other => {
+            // Opened now, copied to its blob below: never read whole into memory.
+            match files::open_state(&resolved.target())? {
+                OpenedState::Other => {
                     let target = resolved.target();
                     let is_link = fs::symlink_metadata(&target)
                         .is_ok_and(|meta| meta.file_type().is_symlink());
@@ -215,7 +216,7 @@ impl CheckpointStore {
                 other => other,
             }
         } else {
-            FileState::Absent
+            OpenedState::Absent
         };
         let now = SystemTime::now();
         let mut turn_state = match existing {
@@ -237,20 +238,16 @@ impl CheckpointStore {
             }
         };
         let saved = match before {
-            FileState::File { mode, bytes } => {
+            OpenedState::File { mode, mut file } => {
                 // Named by position: a blob left by a crash at this position was never
                 // recorded, so overwriting it loses nothing.
                 let blob = turn_state.manifest.entries.len().to_string();
                 let blob_path = turn_state.dir.join(BLOBS).join(&blob);
-                manifest::write_synced(&blob_path, &bytes)?;
+                let len = manifest::copy_synced(&blob_path, &mut file)?;
                 manifest::sync_dir(&turn_state.dir.join(BLOBS))?;
-                Before::File {
-                    mode,
-                    len: bytes.len() as u64,
-                    blob,
-                }
+                Before::File { mode, len, blob }
             }
-            FileState::Absent | FileState::Other => Before::Absent,
+            OpenedState::Absent | OpenedState::Other => Before::Absent,
         };
         turn_state.manifest.entries.push(Entry {
             path: rel,

@@ -153,26 +153,32 @@ pub fn describe(context: &ConfigContext, loaded: &LoadedConfig) -> ConfigReport 
             }
         };
         report.files.push((layer.path.clone(), layer.trust, true));
-        let mut found = Vec::new();
-        leaves(&object, "", &mut found);
-        for (key, value) in found {
-            let status = status_of(loaded, &layer.path, &key);
-            report.entries.push(SettingEntry {
-                key,
-                value,
-                file: layer.path.clone(),
-                trust: layer.trust,
-                status,
-            });
+        for (top, value) in &object {
+            let mut found = Vec::new();
+            match value {
+                Value::Object(child) if !child.is_empty() => leaves(child, top, &mut found),
+                other => found.push((top.clone(), other.clone())),
+            }
+            for (key, value) in found {
+                // The file's own top-level key decides whether Larik reads it, not the
+                // dotted key's first part: a key written `permissions.allow` is not read.
+                let status = status_of(loaded, &layer.path, top, &key);
+                report.entries.push(SettingEntry {
+                    key,
+                    value,
+                    file: layer.path.clone(),
+                    trust: layer.trust,
+                    status,
+                });
+            }
         }
     }
     mark_overridden(&mut report.entries);
     report
 }
 
-/// What the merge made of `key` in `file`.
-fn status_of(loaded: &LoadedConfig, file: &Path, key: &str) -> SettingStatus {
-    let top = key.split('.').next().unwrap_or(key);
+/// What the merge made of `key` in `file`, under the file's top-level key `top`.
+fn status_of(loaded: &LoadedConfig, file: &Path, top: &str, key: &str) -> SettingStatus {
     if !KNOWN_KEYS.contains(&top) {
         return SettingStatus::NotRead;
     }

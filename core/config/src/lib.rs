@@ -14,6 +14,7 @@ mod update;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::time::Duration;
 
 pub use approvals::{
     APPROVALS_KEY, PendingApproval, approval_key, approve, approve_pending, canonical_json,
@@ -50,6 +51,16 @@ pub enum ConfigError {
     /// Neither `XDG_DATA_HOME` nor `HOME` is set.
     #[error("cannot find a data directory: set XDG_DATA_HOME or HOME")]
     NoDataDir,
+    /// A variable holds a value Larik cannot use.
+    #[error("{name} must be {expected}, not `{value}`")]
+    BadVariable {
+        /// The variable.
+        name: &'static str,
+        /// Its value.
+        value: String,
+        /// What it must be.
+        expected: &'static str,
+    },
 }
 
 /// A snapshot of environment variables.
@@ -123,6 +134,51 @@ impl Environment {
         ProviderEndpoint {
             api_key: self.get(&format!("{prefix}_API_KEY")).map(str::to_string),
             base_url,
+        }
+    }
+
+    /// How long a model request may wait for the next byte (and for a connection, when
+    /// that is less than 30 s): `API_TIMEOUT_MS`, milliseconds as Claude Code reads them;
+    /// `None` when unset.
+    pub fn api_timeout(&self) -> Result<Option<Duration>, ConfigError> {
+        Ok(self
+            .positive_number("API_TIMEOUT_MS", "a number of milliseconds above 0")?
+            .map(Duration::from_millis))
+    }
+
+    /// How many times a failed model request is tried again: `CLAUDE_CODE_MAX_RETRIES`, as
+    /// Claude Code reads it (0 for none); `None` when unset.
+    pub fn max_retries(&self) -> Result<Option<u32>, ConfigError> {
+        let Some(value) = self.get("CLAUDE_CODE_MAX_RETRIES") else {
+            return Ok(None);
+        };
+        value
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|_| ConfigError::BadVariable {
+                name: "CLAUDE_CODE_MAX_RETRIES",
+                value: value.to_string(),
+                expected: "a whole number of retries",
+            })
+    }
+
+    /// A variable holding a whole number above 0, or nothing.
+    fn positive_number(
+        &self,
+        name: &'static str,
+        expected: &'static str,
+    ) -> Result<Option<u64>, ConfigError> {
+        let Some(value) = self.get(name) else {
+            return Ok(None);
+        };
+        match value.trim().parse::<u64>() {
+            Ok(number) if number > 0 => Ok(Some(number)),
+            _ => Err(ConfigError::BadVariable {
+                name,
+                value: value.to_string(),
+                expected,
+            }),
         }
     }
 
@@ -207,6 +263,25 @@ mod tests {
             Some("http://gpu-box:11434")
         );
         assert_eq!(env.provider_endpoint("gemini").base_url, None);
+    }
+
+    #[test]
+    fn api_timeout_and_max_retries_read_claude_codes_variables() {
+        let env =
+            Environment::from_pairs([("API_TIMEOUT_MS", "1500"), ("CLAUDE_CODE_MAX_RETRIES", "0")]);
+        assert_eq!(env.api_timeout(), Ok(Some(Duration::from_millis(1500))));
+        assert_eq!(env.max_retries(), Ok(Some(0)));
+        let env = Environment::default();
+        assert_eq!(env.api_timeout(), Ok(None));
+        assert_eq!(env.max_retries(), Ok(None));
+        for bad in ["0", "-5", "1.5s", "soon"] {
+            let env = Environment::from_pairs([("API_TIMEOUT_MS", bad)]);
+            let message = env.api_timeout().expect_err(bad).to_string();
+            assert!(message.starts_with("API_TIMEOUT_MS must be"), "{message}");
+            assert!(message.contains(bad), "{message}");
+        }
+        let env = Environment::from_pairs([("CLAUDE_CODE_MAX_RETRIES", "-1")]);
+        assert!(env.max_retries().is_err());
     }
 
     #[test]

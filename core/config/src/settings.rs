@@ -719,6 +719,8 @@ impl Layer<'_> {
                 .and_then(Value::as_f64)
                 .filter(|seconds| *seconds > 0.0)
                 .and_then(|seconds| std::time::Duration::try_from_secs_f64(seconds).ok())
+                // Less than a nanosecond rounds to no time at all.
+                .filter(|duration| !duration.is_zero())
         };
         let server = McpServerSettings {
             command: text("command"),

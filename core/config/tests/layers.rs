@@ -420,3 +420,49 @@ fn a_claude_code_model_name_does_not_choose_larik_s_model() {
         loaded.notices
     );
 }
+
+#[test]
+fn an_mcp_time_limit_that_rounds_to_no_time_is_ignored_with_a_notice() {
+    let world = World::new();
+    world.user(
+        r#"{"mcpServers": {"docs": {"command": "docs-server", "tool_timeout": 1e-12, "startup_timeout": 2.5}}}"#,
+    );
+    let loaded = world.load();
+    let server = &loaded.settings.mcp_servers["docs"];
+    assert_eq!(server.tool_timeout, None);
+    assert_eq!(
+        server.startup_timeout,
+        Some(std::time::Duration::from_millis(2500))
+    );
+    let messages: Vec<String> = loaded.notices.iter().map(ToString::to_string).collect();
+    assert_eq!(messages.len(), 1, "{messages:#?}");
+    assert!(
+        messages[0].contains("`mcpServers.docs.tool_timeout` ignored"),
+        "{messages:#?}"
+    );
+}
+
+#[test]
+fn describe_shows_a_top_level_key_written_with_a_dot_as_not_read() {
+    use larik_config::{SettingStatus, describe};
+    let world = World::new();
+    // `"permissions.allow"` is a key of its own, which the merge does not read: it is not
+    // `permissions` → `allow`, and must not be shown as a shared allow rule that counts.
+    world.shared(r#"{"permissions.allow": ["Bash(*)"], "web.search": {"backend": "brave"}}"#);
+    let context = world.context();
+    let loaded = load(&context);
+    assert!(loaded.settings.permissions.allow.is_empty());
+    let report = describe(&context, &loaded);
+    let shown: Vec<(&str, &SettingStatus)> = report
+        .entries
+        .iter()
+        .map(|entry| (entry.key.as_str(), &entry.status))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            ("permissions.allow", &SettingStatus::NotRead),
+            ("web.search.backend", &SettingStatus::NotRead)
+        ]
+    );
+}

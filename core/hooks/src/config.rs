@@ -258,6 +258,8 @@ fn read_hook(entry: &Value) -> Result<(HookAction, Duration, bool), String> {
             .as_f64()
             .filter(|seconds| *seconds > 0.0)
             .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok())
+            // Less than a nanosecond rounds to no time at all.
+            .filter(|duration| !duration.is_zero())
             .ok_or("`timeout` must be a positive number of seconds")?,
     };
     let fail_closed = fields.get("fail_closed").and_then(Value::as_bool) == Some(true);
@@ -306,6 +308,19 @@ mod tests {
         );
         assert!(notices.iter().any(|n| n.contains("needs a `command`")));
         assert!(notices.iter().any(|n| n.contains("\"http\"")));
+    }
+
+    #[test]
+    fn a_timeout_that_rounds_to_no_time_is_refused() {
+        let value = json!({"Stop": [{"hooks": [{"command": "a", "timeout": 1e-12}, {"command": "b", "timeout": 1e-9}]}]});
+        let (hooks, notices) = read_hooks(Path::new("/f"), &value);
+        assert_eq!(hooks.len(), 1, "{hooks:#?}");
+        assert_eq!(hooks[0].timeout, Duration::from_nanos(1));
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        assert!(
+            notices[0].contains("positive number of seconds"),
+            "{notices:?}"
+        );
     }
 
     #[test]

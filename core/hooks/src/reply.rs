@@ -11,6 +11,10 @@ use serde_json::{Map, Value};
 
 use crate::command::{CommandEnd, CommandRun};
 
+/// The most characters of a failed hook's stderr its message shows: a hook that floods its
+/// stderr must not flood the user's terminal with one message.
+pub const SHOWN_STDERR: usize = 1000;
+
 /// What one hook answered.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct HookReply {
@@ -82,7 +86,7 @@ pub fn from_command(label: String, run: CommandRun, fail_closed: bool) -> HookRe
             let why = if stderr.is_empty() {
                 format!("exit code {code}")
             } else {
-                format!("exit code {code}: {stderr}")
+                format!("exit code {code}: {}", shown_stderr(&stderr))
             };
             HookReply::failure(label, why, fail_closed)
         }
@@ -93,6 +97,14 @@ pub fn from_command(label: String, run: CommandRun, fail_closed: bool) -> HookRe
         CommandEnd::NotStarted(error) => {
             HookReply::failure(label, format!("could not start: {error}"), fail_closed)
         }
+    }
+}
+
+/// The head of a failed hook's stderr, for its message.
+fn shown_stderr(stderr: &str) -> String {
+    match stderr.char_indices().nth(SHOWN_STDERR) {
+        Some((cut, _)) => format!("{}… [stderr cut]", &stderr[..cut]),
+        None => stderr.to_string(),
     }
 }
 
@@ -202,6 +214,15 @@ mod tests {
         assert_eq!(failed.error.as_deref(), Some("h failed: exit code 1: oops"));
         let closed = from_command("h".into(), run(CommandEnd::TimedOut, "", ""), true);
         assert!(closed.block.expect("blocks").contains("timed out"));
+    }
+
+    #[test]
+    fn a_flooded_stderr_is_cut_in_the_failure_message() {
+        let flood = "é".repeat(10 * SHOWN_STDERR);
+        let failed = from_command("h".into(), run(CommandEnd::Exited(1), "", &flood), false);
+        let error = failed.error.expect("an error");
+        assert!(error.ends_with("… [stderr cut]"), "{error}");
+        assert_eq!(error.chars().filter(|&c| c == 'é').count(), SHOWN_STDERR);
     }
 
     #[test]

@@ -152,6 +152,12 @@ impl LanguageServer {
         self.connection.exited()
     }
 
+    /// How many pieces of output that are not LSP messages (junk lines, broken headers,
+    /// bodies that are not JSON) the server has written; they are in its log.
+    pub fn unreadable_output(&self) -> u64 {
+        locked(&self.connection.shared.state).garbage
+    }
+
     /// Waits until the server has exited and returns why.
     pub async fn wait_for_exit(&self) -> String {
         let mut changes = self.connection.shared.subscribe();
@@ -539,19 +545,10 @@ impl LanguageServer {
                 other => break other?,
             }
         };
-        let report: ls_types::DocumentDiagnosticReportResult = serde_json::from_value(answer)
-            .map_err(|source| LspError::Decode {
-                method: "textDocument/diagnostic".into(),
-                source,
-            })?;
+        let full = pulled_items(answer)?;
         let mut state = locked(&self.connection.shared.state);
-        let items = match report {
-            ls_types::DocumentDiagnosticReportResult::Report(
-                ls_types::DocumentDiagnosticReport::Full(full),
-            ) => full.full_document_diagnostic_report.items,
-            // We never send a previous result id, but a server may still say "unchanged".
-            _ => state.pulled.get(path).cloned().unwrap_or_default(),
-        };
+        // We never send a previous result id, but a server may still say "unchanged".
+        let items = full.unwrap_or_else(|| state.pulled.get(path).cloned().unwrap_or_default());
         state.pulled.insert(path.to_path_buf(), items.clone());
         Ok(items)
     }
@@ -628,6 +625,22 @@ fn check_outcome(
         .saturating_duration_since(start)
         .clamp(SETTLE_MIN, SETTLE_MAX);
     Check::SettlesAt(idle + quiet)
+}
+
+/// The diagnostics of an answer to `textDocument/diagnostic`; `None` when the server
+/// says they are unchanged.
+pub(crate) fn pulled_items(answer: Value) -> Result<Option<Vec<ls_types::Diagnostic>>, LspError> {
+    let report: ls_types::DocumentDiagnosticReportResult =
+        serde_json::from_value(answer).map_err(|source| LspError::Decode {
+            method: "textDocument/diagnostic".into(),
+            source,
+        })?;
+    Ok(match report {
+        ls_types::DocumentDiagnosticReportResult::Report(
+            ls_types::DocumentDiagnosticReport::Full(full),
+        ) => Some(full.full_document_diagnostic_report.items),
+        _ => None,
+    })
 }
 
 /// Whether a failed pull should be sent again: the server cancelled it and asked for a

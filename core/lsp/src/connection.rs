@@ -1,7 +1,8 @@
 //! One running server process and the JSON-RPC conversation with it: a writer task that
 //! frames our messages onto its stdin, a reader task that routes what comes back (answers to
 //! our requests, the server's own requests, notifications), and a process task that notices
-//! the exit. When the server goes away every pending request fails at once.
+//! the exit. When the server goes away every pending request fails at once. The server runs
+//! in a process group of its own, stopped as a whole, so nothing it started outlives it.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -22,6 +23,14 @@ use crate::state::{ExitHook, RpcError, ServerEdit, Shared};
 
 /// JSON-RPC's "method not found".
 const METHOD_NOT_FOUND: i64 = -32601;
+
+/// How many pieces of output that are not messages the log shows; a server flooding its
+/// stdout must not fill the disk.
+const MAX_GARBAGE_LOGGED: u64 = 100;
+
+/// How long a server that closed its output gets to exit, so its exit status (a code, a
+/// signal) can say why instead of the closed pipe.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
 
 /// A started server process.
 pub(crate) struct Connection {
@@ -60,6 +69,7 @@ impl Connection {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::from(stderr))
+            .process_group(0)
             .kill_on_drop(true)
             .spawn()
             .map_err(|source| LspError::Spawn {
@@ -67,6 +77,10 @@ impl Connection {
                 source,
             })?;
         let pid = child.id();
+        if let Some(pid) = pid {
+            // Killed with the other groups when Larik exits, whatever else happens.
+            larik_sandbox::note_started_group(pid);
+        }
         let stdin = child.stdin.take().expect("stdin was piped");
         let stdout = child.stdout.take().expect("stdout was piped");
         let shared = Arc::new(Shared::new(on_exit));
@@ -112,7 +126,7 @@ impl Connection {
         LspError::Exited {
             reason: self
                 .exited()
-                .unwrap_or_else(|| "it stopped answering".into()),
+                .unwrap_or_else(|| "the language server stopped answering".into()),
         }
     }
 
@@ -208,8 +222,33 @@ async fn read_loop(
                 log.line("<--", &message.to_string());
                 route(message, &shared, &outgoing, &log);
             }
-            Ok(Frame::Garbage(text)) => log.line("!!", &format!("not a message: {text}")),
+            Ok(Frame::Garbage(text)) => {
+                let seen = {
+                    let mut state = locked(&shared.state);
+                    state.garbage += 1;
+                    state.garbage
+                };
+                if seen <= MAX_GARBAGE_LOGGED {
+                    log.line("!!", &format!("not a message: {text}"));
+                }
+                if seen == MAX_GARBAGE_LOGGED {
+                    log.line(
+                        "##",
+                        "more output that is not LSP follows; it is not logged",
+                    );
+                }
+            }
             Ok(Frame::Eof) => {
+                // Usually the server is exiting: its exit status says more than the pipe.
+                let mut changes = shared.subscribe();
+                let exited = async {
+                    while locked(&shared.state).exited.is_none() {
+                        if changes.changed().await.is_err() {
+                            return;
+                        }
+                    }
+                };
+                let _ = tokio::time::timeout(EXIT_GRACE, exited).await;
                 shared.mark_exited("the language server closed its output");
                 return;
             }
@@ -222,7 +261,12 @@ async fn read_loop(
 }
 
 /// Routes one message from the server.
-fn route(message: Value, shared: &Shared, outgoing: &mpsc::UnboundedSender<Value>, log: &Log) {
+pub(crate) fn route(
+    message: Value,
+    shared: &Shared,
+    outgoing: &mpsc::UnboundedSender<Value>,
+    log: &Log,
+) {
     let method = message["method"].as_str();
     let id = message.get("id").filter(|id| !id.is_null());
     match (method, id) {
@@ -326,17 +370,25 @@ async fn watch_process(
     shared: Arc<Shared>,
     log: Arc<Log>,
 ) {
+    let group = child.id();
     let reason = tokio::select! {
         status = child.wait() => match status {
             Ok(status) => format!("the language server exited ({status})"),
             Err(error) => format!("waiting for the language server failed: {error}"),
         },
         _ = kill => {
+            if let Some(group) = group {
+                larik_sandbox::kill_process_group(group);
+            }
             let _ = child.start_kill();
             let _ = child.wait().await;
             "the language server was stopped".to_string()
         }
     };
+    // What the server started goes with it.
+    if let Some(group) = group {
+        larik_sandbox::kill_process_group(group);
+    }
     log.line("##", &reason);
     shared.mark_exited(&reason);
 }

@@ -31,9 +31,10 @@ pub enum LspError {
         timeout: Duration,
     },
     /// The server exited (or closed its output) before answering.
-    #[error("the language server exited: {reason}")]
+    #[error("{reason}")]
     Exited {
-        /// The exit status or what was observed.
+        /// What was observed, as a sentence naming the server: its exit status, or that
+        /// it closed its output or stopped answering.
         reason: String,
     },
     /// `initialize` failed or timed out earlier, so the server cannot be used.

@@ -52,6 +52,7 @@ impl ServerFeedback {
 impl EditFeedback for ServerFeedback {
     async fn after_edit(&self, path: &Path, text: &str) -> Option<String> {
         let name = self.servers.spec_for(path)?.name.clone();
+        let unreadable_before = self.servers.unreadable_output(path);
         let outcome = self
             .servers
             .diagnostics_after_change(path, text, self.wait)
@@ -79,7 +80,18 @@ impl EditFeedback for ServerFeedback {
                         lines.push(format!("… and {} more", shown.len() - MAX_LISTED));
                     }
                 }
-                if !report.fresh {
+                let unreadable = self
+                    .servers
+                    .unreadable_output(path)
+                    .saturating_sub(unreadable_before);
+                if !report.fresh && unreadable > 0 {
+                    lines.push(format!(
+                        "({name} did not report on this change: it wrote output that is not LSP \
+                         ({unreadable} times; its log {} has it). Diagnostics may be missing or \
+                         out of date.)",
+                        self.servers.log_path(&name).display()
+                    ));
+                } else if !report.fresh {
                     lines.push(format!(
                         "({name} had not finished checking this change; diagnostics may be missing or out of date.)"
                     ));
@@ -88,7 +100,10 @@ impl EditFeedback for ServerFeedback {
             Err(error) => {
                 let first_time = locked(&self.told).insert(name.clone());
                 if first_time {
-                    lines.push(format!("(No diagnostics from {name}: {error}.)"));
+                    lines.push(format!(
+                        "(No diagnostics from {name}: {error}. Its log: {}.)",
+                        self.servers.log_path(&name).display()
+                    ));
                 }
             }
         }

@@ -2,6 +2,8 @@
 //! forgiving on purpose: a language server that prints a banner, a stray log line or a
 //! broken body to stdout must not end the connection, so anything that is not a well-formed
 //! frame comes back as [`Frame::Garbage`] for the caller to log, and reading carries on.
+//! Reading is bounded too: a line longer than [`MAX_LINE`] (a server streaming output
+//! without newlines) is dropped as it comes, never held whole.
 
 use std::collections::VecDeque;
 
@@ -10,6 +12,16 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt};
 
 /// Bodies larger than this are treated as garbage rather than allocated.
 const MAX_BODY: usize = 64 * 1024 * 1024;
+
+/// The most memory set aside for a body before its bytes arrive.
+const READ_AHEAD: usize = 64 * 1024;
+
+/// Header lines (and junk lines between frames) longer than this are garbage, dropped
+/// without being kept.
+const MAX_LINE: usize = 64 * 1024;
+
+/// How much of a body that is not JSON the garbage report shows.
+const SHOWN_BODY: usize = 1024;
 
 /// One thing read from the server's stdout.
 #[derive(Debug)]
@@ -28,6 +40,18 @@ pub(crate) struct FrameReader<R> {
     /// Frames already read but not yet returned (junk glued in front of a header comes out
     /// first, then the frame that followed it).
     queued: VecDeque<Frame>,
+    /// The rest of a line over [`MAX_LINE`] is still to be skipped.
+    skipping: bool,
+}
+
+/// What reading one line gave.
+enum Line {
+    /// A line, with its newline unless the stream ended first.
+    Read,
+    /// A line over [`MAX_LINE`]: reported once, the rest of it skipped.
+    TooLong,
+    /// The stream ended.
+    Eof,
 }
 
 impl<R: AsyncBufRead + Unpin> FrameReader<R> {
@@ -36,6 +60,7 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
         Self {
             reader,
             queued: VecDeque::new(),
+            skipping: false,
         }
     }
 
@@ -56,8 +81,14 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
         let mut line = Vec::new();
         loop {
             line.clear();
-            if self.reader.read_until(b'\n', &mut line).await? == 0 {
-                return Ok(Frame::Eof);
+            match self.read_line(&mut line).await? {
+                Line::Read => {}
+                Line::TooLong => {
+                    return Ok(Frame::Garbage(format!(
+                        "a line of more than {MAX_LINE} bytes"
+                    )));
+                }
+                Line::Eof => return Ok(Frame::Eof),
             }
             let text = String::from_utf8_lossy(&line);
             let trimmed = text.trim_end_matches(['\r', '\n']);
@@ -89,20 +120,58 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
                 "a body of {length} bytes, over the limit"
             )));
         }
-        let mut body = vec![0; length];
-        if let Err(error) = self.reader.read_exact(&mut body).await {
-            if error.kind() == std::io::ErrorKind::UnexpectedEof {
-                return Ok(Frame::Eof);
-            }
-            return Err(error);
+        // Memory grows with the bytes that arrive, not with the length a header claims.
+        let mut body = Vec::with_capacity(length.min(READ_AHEAD));
+        (&mut self.reader)
+            .take(length as u64)
+            .read_to_end(&mut body)
+            .await?;
+        if body.len() < length {
+            return Ok(Frame::Eof);
         }
         Ok(match serde_json::from_slice(&body) {
             Ok(value) => Frame::Message(value),
             Err(error) => Frame::Garbage(format!(
                 "a body that is not JSON ({error}): {}",
-                String::from_utf8_lossy(&body)
+                String::from_utf8_lossy(&body[..body.len().min(SHOWN_BODY)])
             )),
         })
+    }
+
+    /// Reads one line into `line` (which is empty), up to [`MAX_LINE`] bytes: a longer line
+    /// is dropped as it arrives, so a stream without newlines costs no memory.
+    async fn read_line(&mut self, line: &mut Vec<u8>) -> std::io::Result<Line> {
+        loop {
+            // The buffer's borrow ends before `consume`, so the step is decided first.
+            let (used, outcome) = {
+                let available = self.reader.fill_buf().await?;
+                if available.is_empty() {
+                    // A last line without its newline still counts.
+                    return Ok(if line.is_empty() || self.skipping {
+                        Line::Eof
+                    } else {
+                        Line::Read
+                    });
+                }
+                let newline = available.iter().position(|&byte| byte == b'\n');
+                let used = newline.map_or(available.len(), |at| at + 1);
+                if self.skipping {
+                    self.skipping = newline.is_none();
+                    (used, None)
+                } else if line.len() + used > MAX_LINE {
+                    line.clear();
+                    self.skipping = newline.is_none();
+                    (used, Some(Line::TooLong))
+                } else {
+                    line.extend_from_slice(&available[..used]);
+                    (used, newline.map(|_| Line::Read))
+                }
+            };
+            self.reader.consume(used);
+            if let Some(outcome) = outcome {
+                return Ok(outcome);
+            }
+        }
     }
 }
 
@@ -170,6 +239,17 @@ mod tests {
             r#"msg "last""#,
         ];
         assert_eq!(got, expected);
+    }
+
+    #[tokio::test]
+    async fn a_line_without_end_is_dropped_as_it_comes() {
+        let mut input = vec![b'x'; 3 * MAX_LINE];
+        input.extend(b"still the long line\n");
+        input.extend(encode(&serde_json::json!({"after": true})));
+        input.extend(vec![b'y'; MAX_LINE + 1]);
+        let got = frames(&input).await;
+        let long = format!("garbage a line of more than {MAX_LINE} bytes");
+        assert_eq!(got, [long.clone(), r#"msg {"after":true}"#.into(), long]);
     }
 
     #[tokio::test]

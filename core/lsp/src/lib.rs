@@ -21,6 +21,9 @@ pub mod encoding;
 mod error;
 mod feedback;
 mod framing;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod log;
 mod manager;
 mod requests;

@@ -161,7 +161,7 @@ impl LanguageServers {
             command: command.clone(),
             args: spec.args.clone(),
             root: root.clone(),
-            log_path: self.log_dir.join(format!("lsp-{}.log", spec.name)),
+            log_path: self.log_path(&spec.name),
             timeouts: self.timeouts,
             checks_on_save: spec.checks_on_save,
             on_exit: Some(Arc::new(move |reason: &str| {
@@ -230,6 +230,28 @@ impl LanguageServers {
         };
         server.open_or_update(&path, text).await?;
         Ok(true)
+    }
+
+    /// The log file of the server called `name`.
+    pub fn log_path(&self, name: &str) -> PathBuf {
+        self.log_dir.join(format!("lsp-{name}.log"))
+    }
+
+    /// How many pieces of output that are not LSP messages the running server for `path`
+    /// has written (0 when none runs). See [`LanguageServer::unreadable_output`].
+    pub fn unreadable_output(&self, path: &Path) -> u64 {
+        let path = canonical(path);
+        let Some((spec, _)) = self.specs.iter().find(|(spec, _)| spec.serves(&path)) else {
+            return 0;
+        };
+        let key = (
+            spec.name.clone(),
+            find_root(&path, &spec.root_markers, &self.project_root),
+        );
+        locked(&self.servers)
+            .running
+            .get(&key)
+            .map_or(0, |server| server.unreadable_output())
     }
 
     /// The servers currently running (or starting).

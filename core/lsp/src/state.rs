@@ -82,6 +82,8 @@ pub(crate) struct State {
     /// Set while one of our `workspace/executeCommand` requests runs: the server's
     /// `workspace/applyEdit` requests go there instead of being refused.
     pub(crate) server_edits: Option<mpsc::UnboundedSender<ServerEdit>>,
+    /// How many pieces of output that are not LSP messages the server wrote.
+    pub(crate) garbage: u64,
 }
 
 impl State {

@@ -63,6 +63,31 @@ impl Handler {
     }
 }
 
+/// The question a server's elicitation request puts to the user; `None` for one Larik
+/// declines without asking (URL mode).
+pub(crate) fn question_of(server: &str, request: &ElicitRequestParams) -> Option<Question> {
+    let request = serde_json::to_value(request).unwrap_or_default();
+    if request.get("url").is_some() {
+        return None;
+    }
+    Some(Question {
+        server: server.to_string(),
+        message: request["message"].as_str().unwrap_or_default().to_string(),
+        schema: request["requestedSchema"].clone(),
+    })
+}
+
+/// What the server is told of the user's `answer` to a question of shape `schema`.
+pub(crate) fn elicit_result(answer: Answer, schema: &Value) -> ElicitResult {
+    match elicit::checked(answer, schema) {
+        Answer::Accept(values) => {
+            ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(values))
+        }
+        Answer::Decline => ElicitResult::new(ElicitationAction::Decline),
+        Answer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+    }
+}
+
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
         // Form questions only: a server's question goes to the front end of the session
@@ -82,14 +107,11 @@ impl ClientHandler for Handler {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let request = serde_json::to_value(&request).unwrap_or_default();
-        let message = request["message"].as_str().unwrap_or_default().to_string();
-        if request.get("url").is_some() {
+        let Some(question) = question_of(&self.server, &request) else {
             self.log
                 .line("declined a question that opens a URL (not supported)");
             return Ok(ElicitResult::new(ElicitationAction::Decline));
-        }
-        let schema = request["requestedSchema"].clone();
+        };
         let Some(asker) = self.askers.current() else {
             self.log.line("declined a question asked outside a call");
             return Err(ErrorData::invalid_request(
@@ -97,20 +119,11 @@ impl ClientHandler for Handler {
                 None,
             ));
         };
-        self.log.line(&format!("asks the user: {message}"));
-        let question = Question {
-            server: self.server.clone(),
-            message,
-            schema: schema.clone(),
-        };
+        self.log
+            .line(&format!("asks the user: {}", question.message));
+        let schema = question.schema.clone();
         match asker.ask(question).await {
-            Ok(answer) => Ok(match elicit::checked(answer, &schema) {
-                Answer::Accept(values) => {
-                    ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(values))
-                }
-                Answer::Decline => ElicitResult::new(ElicitationAction::Decline),
-                Answer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
-            }),
+            Ok(answer) => Ok(elicit_result(answer, &schema)),
             Err(why) => {
                 self.log.line(&format!("could not ask the user: {why}"));
                 Err(ErrorData::invalid_request(why, None))
@@ -262,11 +275,23 @@ pub(crate) async fn connect(
             TransportSpec::Stdio { command, .. } => {
                 let started = stdio::start(&spec.transport, &log)
                     .map_err(|error| format!("cannot start `{command}`: {error}"))?;
-                child = Some(started.child);
-                handler
-                    .serve((started.stdout, started.stdin))
-                    .await
-                    .map_err(|error| format!("the MCP handshake failed: {error}"))?
+                let mut group = started.child;
+                match handler.serve((started.stdout, started.stdin)).await {
+                    Ok(service) => {
+                        child = Some(group);
+                        service
+                    }
+                    Err(error) => {
+                        return Err(match group.exit_status(EXIT_GRACE).await {
+                            Some(status) => format!(
+                                "it exited ({status}) before the MCP handshake ended; its \
+                                 stderr is in {}",
+                                log.path().display()
+                            ),
+                            None => format!("the MCP handshake failed: {error}"),
+                        });
+                    }
+                }
             }
             TransportSpec::Http { url, headers } => {
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
@@ -369,11 +394,16 @@ async fn list_tools(
         .list_all_tools()
         .await
         .map_err(|error| format!("cannot list its tools: {error}"))?;
-    Ok(tools
+    Ok(listed_tools(&tools))
+}
+
+/// Larik's view of the tools a server listed; a tool that cannot be read is left out.
+pub(crate) fn listed_tools(tools: &[rmcp::model::Tool]) -> Vec<ListedTool> {
+    tools
         .iter()
         .filter_map(|tool| serde_json::to_string(tool).ok())
         .filter_map(|text| serde_json::from_str(&text).ok())
-        .collect())
+        .collect()
 }
 
 /// Every prompt the server lists, each as the JSON it sent.
@@ -391,6 +421,10 @@ async fn list_prompts(service: &RunningService<RoleClient, Handler>) -> Result<V
 
 /// Most server log messages written to its log in one session.
 const MAX_LOG_MESSAGES: usize = 1000;
+
+/// How long a stdio server whose handshake failed gets to exit, so its exit status can
+/// say why.
+const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The HTTP client for remote servers: it follows redirects only within the origin they
 /// start from, so the configured headers never reach another host.

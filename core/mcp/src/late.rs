@@ -136,24 +136,44 @@ fn build_tools(
     ask: &LateToolsAsk,
     asker: &Arc<dyn Asker>,
 ) -> Vec<Arc<McpTool>> {
-    let mut names = UniqueNames::default();
-    let mut tools = Vec::new();
-    for (server, listed) in listings {
-        let mut order: Vec<&ListedTool> = listed.iter().collect();
-        order.sort_by(|a, b| a.name.cmp(&b.name));
-        for tool in order {
-            let wanted = tool_name(server.name(), &tool.name);
-            if ask.hides(&wanted) {
-                continue;
-            }
-            let name = names.claim(wanted);
-            tools.push(Arc::new(McpTool::new(
-                Arc::clone(server),
+    let named = named_tools(
+        listings
+            .iter()
+            .map(|(server, listed)| (server.name(), listed.as_slice())),
+        |name| ask.hides(name),
+    );
+    named
+        .into_iter()
+        .map(|(index, tool, name)| {
+            Arc::new(McpTool::new(
+                Arc::clone(&listings[index].0),
                 name,
                 tool,
                 Arc::clone(asker),
-            )));
+            ))
+        })
+        .collect()
+}
+
+/// The tools of each listing (a server's name and its list), each list sorted by name,
+/// named `mcp__<server>__<tool>` and made unique in that order, without those `hides`
+/// hides: the listing's index, the tool and its name.
+pub(crate) fn named_tools<'a>(
+    listings: impl IntoIterator<Item = (&'a str, &'a [ListedTool])>,
+    hides: impl Fn(&str) -> bool,
+) -> Vec<(usize, &'a ListedTool, String)> {
+    let mut names = UniqueNames::default();
+    let mut named = Vec::new();
+    for (index, (server, listed)) in listings.into_iter().enumerate() {
+        let mut order: Vec<&ListedTool> = listed.iter().collect();
+        order.sort_by(|a, b| a.name.cmp(&b.name));
+        for tool in order {
+            let wanted = tool_name(server, &tool.name);
+            if hides(&wanted) {
+                continue;
+            }
+            named.push((index, tool, names.claim(wanted)));
         }
     }
-    tools
+    named
 }

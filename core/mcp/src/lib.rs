@@ -17,6 +17,9 @@ mod connect;
 mod content;
 mod elicit;
 mod files;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod late;
 mod listing;
 mod log;

@@ -34,31 +34,37 @@ pub fn prompt_commands(servers: &[Arc<Server>]) -> Vec<PromptCommand> {
         let Ok(prompts) = connection.prompts.try_lock().map(|prompts| prompts.clone()) else {
             continue;
         };
-        for prompt in &prompts {
-            let Some(name) = prompt.get("name").and_then(Value::as_str) else {
-                continue;
-            };
-            let description = prompt
-                .get("description")
-                .or_else(|| prompt.get("title"))
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            commands.push(PromptCommand {
-                name: format!("{}{}", server_prefix(server.name()), sanitize(name)),
-                description,
-                arguments: arguments(prompt)
-                    .into_iter()
-                    .map(|(name, _)| name)
-                    .collect(),
-            });
-        }
+        commands.extend(
+            prompts
+                .iter()
+                .filter_map(|prompt| prompt_command(server.name(), prompt)),
+        );
     }
     commands
 }
 
+/// The slash command of one prompt (as the server listed it) of the server `server`;
+/// `None` when it has no name.
+pub(crate) fn prompt_command(server: &str, prompt: &Value) -> Option<PromptCommand> {
+    let name = prompt.get("name").and_then(Value::as_str)?;
+    let description = prompt
+        .get("description")
+        .or_else(|| prompt.get("title"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    Some(PromptCommand {
+        name: format!("{}{}", server_prefix(server), sanitize(name)),
+        description,
+        arguments: arguments(prompt)
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect(),
+    })
+}
+
 /// The prompt's arguments: each name, and whether it is required.
-fn arguments(prompt: &Value) -> Vec<(String, bool)> {
+pub(crate) fn arguments(prompt: &Value) -> Vec<(String, bool)> {
     prompt
         .get("arguments")
         .and_then(Value::as_array)
@@ -146,7 +152,10 @@ pub async fn expand_prompt(
 
 /// The arguments `text` gives, in order, the last taking the rest; the names of required
 /// ones left out, as the error.
-fn fill_arguments(arguments: &[(String, bool)], text: &str) -> Result<Map<String, Value>, String> {
+pub(crate) fn fill_arguments(
+    arguments: &[(String, bool)],
+    text: &str,
+) -> Result<Map<String, Value>, String> {
     let mut given = Map::new();
     let mut rest = text.trim();
     for (index, (name, _)) in arguments.iter().enumerate() {
@@ -175,7 +184,7 @@ fn fill_arguments(arguments: &[(String, bool)], text: &str) -> Result<Map<String
 }
 
 /// The text of a `prompts/get` result.
-fn prompt_text(result: &Value) -> String {
+pub(crate) fn prompt_text(result: &Value) -> String {
     let mut parts = Vec::new();
     for message in result
         .get("messages")

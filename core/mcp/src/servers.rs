@@ -293,37 +293,7 @@ impl Server {
         let (resources, templates) = tokio::time::timeout(within, listed)
             .await
             .map_err(|_| format!("no answer within {} s", within.as_secs_f64()))??;
-        let field = |value: &serde_json::Value, name: &str| {
-            value
-                .get(name)
-                .and_then(serde_json::Value::as_str)
-                .unwrap_or_default()
-                .to_string()
-        };
-        let mut lines = Vec::new();
-        for resource in resources
-            .iter()
-            .filter_map(|r| serde_json::to_value(r).ok())
-        {
-            lines.push(describe_resource(
-                &field(&resource, "uri"),
-                &field(&resource, "name"),
-                &field(&resource, "mimeType"),
-                &field(&resource, "description"),
-            ));
-        }
-        for template in templates
-            .iter()
-            .filter_map(|t| serde_json::to_value(t).ok())
-        {
-            lines.push(describe_resource(
-                &format!("{} (template)", field(&template, "uriTemplate")),
-                &field(&template, "name"),
-                &field(&template, "mimeType"),
-                &field(&template, "description"),
-            ));
-        }
-        Ok(lines)
+        Ok(resource_lines(&resources, &templates))
     }
 
     /// The resource at `uri`, as the model reads it; a server still starting (or idle) is
@@ -523,6 +493,45 @@ impl ServerPool {
             server.stop().await;
         }
     }
+}
+
+/// The lines of `list_mcp_resources` for the resources and resource templates a server
+/// listed.
+pub(crate) fn resource_lines(
+    resources: &[rmcp::model::Resource],
+    templates: &[rmcp::model::ResourceTemplate],
+) -> Vec<String> {
+    let field = |value: &serde_json::Value, name: &str| {
+        value
+            .get(name)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let mut lines = Vec::new();
+    for resource in resources
+        .iter()
+        .filter_map(|r| serde_json::to_value(r).ok())
+    {
+        lines.push(describe_resource(
+            &field(&resource, "uri"),
+            &field(&resource, "name"),
+            &field(&resource, "mimeType"),
+            &field(&resource, "description"),
+        ));
+    }
+    for template in templates
+        .iter()
+        .filter_map(|t| serde_json::to_value(t).ok())
+    {
+        lines.push(describe_resource(
+            &format!("{} (template)", field(&template, "uriTemplate")),
+            &field(&template, "name"),
+            &field(&template, "mimeType"),
+            &field(&template, "description"),
+        ));
+    }
+    lines
 }
 
 /// One line of `list_mcp_resources`.

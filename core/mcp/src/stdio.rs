@@ -61,6 +61,16 @@ pub(crate) fn start(transport: &TransportSpec, log: &ServerLog) -> std::io::Resu
 pub(crate) struct ChildGroup(Option<Child>);
 
 impl ChildGroup {
+    /// How the server ended, if it ends within `grace`: a server whose pipe closed is
+    /// usually exiting, and its exit status says more than the pipe. `None` while it runs.
+    pub(crate) async fn exit_status(
+        &mut self,
+        grace: std::time::Duration,
+    ) -> Option<std::process::ExitStatus> {
+        let child = self.0.as_mut()?;
+        tokio::time::timeout(grace, child.wait()).await.ok()?.ok()
+    }
+
     /// Stops the group and waits for the server to end.
     pub(crate) async fn stop_and_wait(&mut self) {
         if let Some(mut child) = self.0.take() {

@@ -45,11 +45,7 @@ impl McpTool {
         listed: &ListedTool,
         asker: Arc<dyn Asker>,
     ) -> McpTool {
-        let mut description = listed.description_text().to_string();
-        if let Some((cut, _)) = description.char_indices().nth(MAX_DESCRIPTION) {
-            description.truncate(cut);
-            description.push('…');
-        }
+        let description = model_description(listed);
         let schema = listed.object_schema().map(RawValue::to_owned);
         let annotations = &listed.annotations;
         let read_only =
@@ -77,6 +73,25 @@ impl McpTool {
     }
 }
 
+/// A listed tool's description as the model reads it: cut to [`MAX_DESCRIPTION`]
+/// characters.
+pub(crate) fn model_description(listed: &ListedTool) -> String {
+    let mut description = listed.description_text().to_string();
+    if let Some((cut, _)) = description.char_indices().nth(MAX_DESCRIPTION) {
+        description.truncate(cut);
+        description.push('…');
+    }
+    description
+}
+
+/// The input schema the model is given for a tool whose object schema is `schema` (any
+/// object when there is none, or it does not read).
+pub(crate) fn schema_value(schema: Option<&RawValue>) -> Value {
+    schema
+        .and_then(|schema| serde_json::from_str(schema.get()).ok())
+        .unwrap_or_else(|| serde_json::json!({"type": "object"}))
+}
+
 #[async_trait::async_trait]
 impl Tool for McpTool {
     fn name(&self) -> &str {
@@ -89,12 +104,7 @@ impl Tool for McpTool {
 
     fn input_schema(&self) -> Value {
         self.parsed_schema
-            .get_or_init(|| {
-                self.schema
-                    .as_deref()
-                    .and_then(|schema| serde_json::from_str(schema.get()).ok())
-                    .unwrap_or_else(|| serde_json::json!({"type": "object"}))
-            })
+            .get_or_init(|| schema_value(self.schema.as_deref()))
             .clone()
     }
 

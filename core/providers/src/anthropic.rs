@@ -4,7 +4,7 @@
 //! breakpoints and extended thinking) and parses the event stream back into neutral blocks.
 //! Rendering lives in `render`, stream parsing in `parse`.
 
-mod parse;
+pub(crate) mod parse;
 mod render;
 
 use std::sync::Arc;
@@ -44,7 +44,7 @@ impl AnthropicClient {
             model: model.into(),
             url: format!("{base}/v1/messages"),
             api_key,
-            http: Http::new(build_client(PROVIDER, &base)?),
+            http: build_client(PROVIDER, &base, endpoint.timeout)?,
         })
     }
 
@@ -91,6 +91,7 @@ mod tests {
             let endpoint = Endpoint {
                 api_key: key,
                 base_url: None,
+                ..Default::default()
             };
             let err = AnthropicClient::new("claude-sonnet-4-5", &endpoint).expect_err("no key");
             assert_eq!(
@@ -108,6 +109,7 @@ mod tests {
         let endpoint = Endpoint {
             api_key: Some("k".into()),
             base_url: Some("http://127.0.0.1:9/".into()),
+            ..Default::default()
         };
         let client = AnthropicClient::new("claude-haiku-4-5", &endpoint).expect("valid endpoint");
         assert_eq!(client.url, "http://127.0.0.1:9/v1/messages");
@@ -116,6 +118,7 @@ mod tests {
             &Endpoint {
                 api_key: Some("k".into()),
                 base_url: None,
+                ..Default::default()
             },
         )
         .expect("valid endpoint");

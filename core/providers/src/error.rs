@@ -67,7 +67,7 @@ pub enum ProviderError {
         message: String,
     },
     /// A transient failure worth retrying: 429, 529/overloaded, 5xx.
-    #[error("{provider} is unavailable (HTTP {status}): {message}")]
+    #[error("{provider} {} (HTTP {status}): {message}", unavailable_because(*status))]
     Unavailable {
         /// The provider.
         provider: String,
@@ -95,13 +95,23 @@ pub enum ProviderError {
         message: String,
     },
     /// Every retry failed.
-    #[error("gave up after {attempts} attempts: {last}")]
+    #[error("gave up after {attempts} attempt{}: {last}", if *attempts == 1 { "" } else { "s" })]
     RetriesExhausted {
         /// Attempts made.
         attempts: u32,
         /// The last failure.
         last: Box<ProviderError>,
     },
+}
+
+/// What a transient status says about the provider.
+fn unavailable_because(status: u16) -> &'static str {
+    match status {
+        429 => "is limiting the request rate",
+        529 => "is overloaded",
+        408 | 504 => "timed out",
+        _ => "is unavailable",
+    }
 }
 
 impl ProviderError {

@@ -20,8 +20,8 @@
 //! [`Block::Thinking`]: larik_protocol::Block::Thinking
 //! [`Block::Opaque`]: larik_protocol::Block::Opaque
 
-mod errors;
-mod parse;
+pub(crate) mod errors;
+pub(crate) mod parse;
 mod render;
 
 use std::sync::{Arc, OnceLock};
@@ -93,7 +93,7 @@ impl GeminiClient {
             info_url: format!("{base}/v1beta/models/{model}"),
             model,
             api_key,
-            http: Http::new(build_client(PROVIDER, &base)?),
+            http: build_client(PROVIDER, &base, endpoint.timeout)?,
             described: Arc::default(),
         })
     }
@@ -115,17 +115,19 @@ impl GeminiClient {
             .http
             .get(&self.info_url)
             .header("x-goog-api-key", self.api_key.clone());
-        let response = self
-            .http
-            .send(request)
-            .await
-            .map_err(|err| connection_error(PROVIDER, "describing the model", &err))?;
+        let response = self.http.send(request).await.map_err(|err| {
+            connection_error(PROVIDER, "describing the model", &err, self.http.timeouts())
+        })?;
         let status = response.status();
         let retry_after = parse_retry_after(response.headers());
-        let body = response
-            .text()
-            .await
-            .map_err(|err| connection_error(PROVIDER, "reading the model description", &err))?;
+        let body = response.text().await.map_err(|err| {
+            connection_error(
+                PROVIDER,
+                "reading the model description",
+                &err,
+                self.http.timeouts(),
+            )
+        })?;
         let info = match status {
             200..=299 => {
                 let described: Value =
@@ -195,6 +197,7 @@ mod tests {
         Endpoint {
             api_key: key.map(str::to_string),
             base_url: base.map(str::to_string),
+            ..Default::default()
         }
     }
 

@@ -40,7 +40,43 @@ pub(crate) fn optional_bearer(
     }
 }
 
-/// Builds the HTTP client of one provider client, for requests to `base_url`.
+/// How long a connection, TLS handshake included, may take by default.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a response may go without a byte by default.
+const READ_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// How long a client waits for its provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Timeouts {
+    /// For a connection, TLS handshake included.
+    pub(crate) connect: Duration,
+    /// For the next byte: from the request to its answer's headers, then between pieces of
+    /// the body. A stream that sends nothing for this long is dead; the retry layer starts
+    /// over.
+    pub(crate) read: Duration,
+}
+
+impl Timeouts {
+    /// The timeouts for an endpoint's `limit` ([`Endpoint::timeout`], from
+    /// `API_TIMEOUT_MS`): it is the read timeout, and the connect timeout when it is the
+    /// smaller; without one, 30 s to connect and 300 s between bytes.
+    pub(crate) fn new(limit: Option<Duration>) -> Self {
+        match limit {
+            Some(limit) => Timeouts {
+                connect: limit.min(CONNECT_TIMEOUT),
+                read: limit,
+            },
+            None => Timeouts {
+                connect: CONNECT_TIMEOUT,
+                read: READ_TIMEOUT,
+            },
+        }
+    }
+}
+
+/// Builds the HTTP client of one provider client, for requests to `base_url`, waiting at
+/// most `limit` for each byte (see [`Timeouts::new`]).
 ///
 /// Each client gets its own connection pool (a pool must not outlive the runtime its
 /// connections run on), but all share one TLS configuration: building it loads and parses
@@ -50,7 +86,8 @@ pub(crate) fn optional_bearer(
 pub(crate) fn build_client(
     provider: &str,
     base_url: &str,
-) -> Result<reqwest::Client, ProviderError> {
+    limit: Option<Duration>,
+) -> Result<Http, ProviderError> {
     let failed = |message: &dyn std::fmt::Display| ProviderError::Connection {
         provider: provider.to_string(),
         message: format!("cannot build the HTTP client: {message}"),
@@ -66,12 +103,13 @@ pub(crate) fn build_client(
         reqwest::Client::builder()
             .tls_backend_preconfigured(shared_tls().map_err(|err| failed(&err))?)
     };
-    builder
-        .connect_timeout(Duration::from_secs(30))
-        // A stream that sends nothing for this long is dead; the retry layer starts over.
-        .read_timeout(Duration::from_secs(300))
+    let timeouts = Timeouts::new(limit);
+    let client = builder
+        .connect_timeout(timeouts.connect)
+        .read_timeout(timeouts.read)
         .build()
-        .map_err(|err| failed(&error_chain(&err)))
+        .map_err(|err| failed(&error_chain(&err)))?;
+    Ok(Http::new(client, timeouts))
 }
 
 /// Why a TLS client configuration could not be built.
@@ -178,10 +216,11 @@ pub(crate) async fn open_stream(
     http: Http,
     request: reqwest::RequestBuilder,
 ) -> Result<ByteStream, ProviderError> {
+    let timeouts = http.timeouts();
     let response = http
         .send(request)
         .await
-        .map_err(|err| connection_error(provider, "the request failed", &err))?;
+        .map_err(|err| connection_error(provider, "the request failed", &err, timeouts))?;
     let status = response.status();
     if !(200..300).contains(&status) {
         let retry_after = parse_retry_after(response.headers());
@@ -192,6 +231,14 @@ pub(crate) async fn open_stream(
         && !kind.contains("event-stream")
     {
         let body = response.text().await.unwrap_or_default();
+        // Some gateways answer an error with 200 and the error object: it is that error.
+        if let Some(detail) = parse_error_body(&body) {
+            return Err(stream_error(
+                provider,
+                &detail.code_or_kind(),
+                &detail.text(),
+            ));
+        }
         return Err(ProviderError::Protocol {
             provider: provider.to_string(),
             message: format!(
@@ -202,9 +249,7 @@ pub(crate) async fn open_stream(
     }
     Ok(response
         .bytes_stream()
-        .map(move |chunk| {
-            chunk.map_err(|err| connection_error(provider, "the stream was cut", &err))
-        })
+        .map(move |chunk| chunk.map_err(|err| body_error(provider, &err, timeouts)))
         .boxed())
 }
 
@@ -215,12 +260,55 @@ fn content_type(headers: &HeaderMap) -> Option<String> {
         .map(str::to_ascii_lowercase)
 }
 
-/// A transport failure, with the error's causes spelled out (reqwest's top-level message
-/// alone rarely says what went wrong).
-pub(crate) fn connection_error(provider: &str, what: &str, err: &reqwest::Error) -> ProviderError {
+/// A failure while the body streams: a stall that ran out the read timeout, or a cut.
+pub(crate) fn body_error(
+    provider: &str,
+    err: &reqwest::Error,
+    timeouts: Timeouts,
+) -> ProviderError {
+    if err.is_timeout() {
+        return ProviderError::Connection {
+            provider: provider.to_string(),
+            message: format!(
+                "the stream stalled: nothing received for {} s ({READ_TIMEOUT_SETTING})",
+                timeouts.read.as_secs_f64()
+            ),
+        };
+    }
+    connection_error(provider, "the stream was cut", err, timeouts)
+}
+
+/// What sets the read timeout, for messages.
+const READ_TIMEOUT_SETTING: &str = "the read timeout: API_TIMEOUT_MS, 300 s by default";
+
+/// A transport failure before the answer's body, with the error's causes spelled out
+/// (reqwest's top-level message alone rarely says what went wrong); a timeout says which one
+/// ran out, after how long, and what sets it.
+pub(crate) fn connection_error(
+    provider: &str,
+    what: &str,
+    err: &reqwest::Error,
+    timeouts: Timeouts,
+) -> ProviderError {
+    let cause = if err.is_timeout() && err.is_connect() {
+        format!(
+            "no connection within {} s (the connect timeout: 30 s, or API_TIMEOUT_MS when \
+             less)",
+            timeouts.connect.as_secs_f64()
+        )
+    } else if err.is_timeout() {
+        // The read timeout runs from the request on, so it may end a slow connection or
+        // TLS handshake as well as a slow answer.
+        format!(
+            "no connection or answer within {} s ({READ_TIMEOUT_SETTING})",
+            timeouts.read.as_secs_f64()
+        )
+    } else {
+        error_chain(err)
+    };
     ProviderError::Connection {
         provider: provider.to_string(),
-        message: format!("{what}: {}", error_chain(err)),
+        message: format!("{what}: {cause}"),
     }
 }
 
@@ -332,10 +420,11 @@ pub(crate) fn status_error(
         .as_ref()
         .map(ErrorDetail::code_or_kind)
         .unwrap_or_default();
-    let message = match &detail {
-        Some(detail) => detail.text(),
-        None if body.trim().is_empty() => format!("HTTP {status} with an empty body"),
-        None => excerpt(body),
+    // An error object that says nothing (`{"error": {}}`) is shown as the body it came in.
+    let message = match detail.as_ref().map(ErrorDetail::text) {
+        Some(text) if !text.trim().is_empty() => text,
+        _ if body.trim().is_empty() => format!("HTTP {status} with an empty body"),
+        _ => excerpt(body),
     };
     let provider = provider.to_string();
     match status {
@@ -362,6 +451,15 @@ pub(crate) fn status_error(
 /// Maps an error reported inside a stream (an `error` event or a failed response) by its
 /// code or type, the way the matching HTTP status would be.
 pub(crate) fn stream_error(provider: &str, code: &str, message: &str) -> ProviderError {
+    let unexplained;
+    let message = match (message.trim(), code.trim()) {
+        ("", "") => "the stream reported an error without a message",
+        ("", code) => {
+            unexplained = format!("the stream reported `{code}` without a message");
+            &unexplained
+        }
+        _ => message,
+    };
     let unavailable = |status| ProviderError::Unavailable {
         provider: provider.to_string(),
         status,
@@ -436,13 +534,30 @@ mod tests {
 
     #[test]
     fn clients_share_one_tls_configuration_offering_http2() {
-        assert!(build_client("anthropic", "https://api.anthropic.com").is_ok());
-        assert!(build_client("openai", "http://127.0.0.1:8080/v1").is_ok());
+        assert!(build_client("anthropic", "https://api.anthropic.com", None).is_ok());
+        assert!(build_client("openai", "http://127.0.0.1:8080/v1", None).is_ok());
         let config = shared_tls().expect("the platform's roots load");
         assert_eq!(
             config.alpn_protocols,
             [b"h2".to_vec(), b"http/1.1".to_vec()]
         );
+    }
+
+    #[test]
+    fn an_api_timeout_sets_the_read_timeout_and_caps_the_connect_timeout() {
+        assert_eq!(
+            Timeouts::new(None),
+            Timeouts {
+                connect: Duration::from_secs(30),
+                read: Duration::from_secs(300)
+            }
+        );
+        let short = Timeouts::new(Some(Duration::from_millis(1500)));
+        assert_eq!(short.connect, Duration::from_millis(1500));
+        assert_eq!(short.read, Duration::from_millis(1500));
+        let long = Timeouts::new(Some(Duration::from_secs(600)));
+        assert_eq!(long.connect, Duration::from_secs(30));
+        assert_eq!(long.read, Duration::from_secs(600));
     }
 
     #[test]
@@ -555,6 +670,39 @@ mod tests {
         assert!(message.starts_with("404 Not Found Not Found"), "{message}");
         assert!(!message.contains('<'));
         assert!(message.chars().count() <= EXCERPT_CHARS + 1);
+    }
+
+    #[test]
+    fn an_error_object_without_a_message_is_not_a_blank_error() {
+        let ProviderError::BadRequest { message, .. } = status_error(
+            "openrouter",
+            413,
+            None,
+            r#"{"messagg":"too big","code":413}"#,
+        ) else {
+            panic!("expected BadRequest");
+        };
+        assert_eq!(message, r#"{"messagg":"too big","code":413}"#);
+        let ProviderError::Unavailable { message, .. } =
+            status_error("gemini", 503, None, r#"{"error":{"code":503}}"#)
+        else {
+            panic!("expected Unavailable");
+        };
+        assert_eq!(message, r#"{"error":{"code":503}}"#);
+    }
+
+    #[test]
+    fn a_stream_error_without_a_message_is_not_a_blank_error() {
+        assert!(matches!(
+            stream_error("anthropic", "overloaded_error", " "),
+            ProviderError::Unavailable { status: 529, message, .. }
+                if message == "the stream reported `overloaded_error` without a message"
+        ));
+        assert!(matches!(
+            stream_error("ollama", "", ""),
+            ProviderError::BadRequest { message, .. }
+                if message == "the stream reported an error without a message"
+        ));
     }
 
     #[test]

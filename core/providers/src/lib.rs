@@ -8,6 +8,9 @@
 pub mod anthropic;
 pub mod error;
 mod framing;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod gemini;
 mod http;
 pub mod models;
@@ -161,6 +164,10 @@ pub struct Endpoint {
     pub api_key: Option<String>,
     /// The base URL (without the `/v1/...` path); `None` for the provider's default.
     pub base_url: Option<String>,
+    /// The longest wait for the next byte of an answer, and for a connection when that
+    /// takes less than 30 s (`API_TIMEOUT_MS`); `None` for the defaults: 30 s to connect,
+    /// TLS handshake included, and 300 s between bytes.
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// The providers this build knows, by id.

@@ -11,7 +11,7 @@
 //! `info`.
 
 mod info;
-mod parse;
+pub(crate) mod parse;
 mod render;
 
 use std::sync::Arc;
@@ -23,7 +23,8 @@ use serde_json::Value;
 
 use crate::framing::{Opened, response_stream};
 use crate::http::{
-    ByteStream, build_client, connection_error, excerpt, optional_bearer, parse_retry_after,
+    ByteStream, Timeouts, body_error, build_client, connection_error, excerpt, optional_bearer,
+    parse_retry_after,
 };
 use crate::trace::{Http, HttpTrace};
 use crate::{
@@ -69,7 +70,7 @@ impl OllamaClient {
     pub fn new(model: impl Into<String>, endpoint: &Endpoint) -> Result<Self, ProviderError> {
         let base = normalize_host(endpoint.base_url.as_deref().unwrap_or(""))?;
         let authorization = optional_bearer(PROVIDER, endpoint.api_key.as_deref())?;
-        let http = Http::new(build_client(PROVIDER, &base)?);
+        let http = build_client(PROVIDER, &base, endpoint.timeout)?;
         Ok(OllamaClient {
             model: model.into(),
             base,
@@ -306,7 +307,7 @@ fn split_port(authority: &str) -> Result<(&str, Option<u16>), ProviderError> {
 }
 
 /// The error for a server that could not be reached, saying how to start or find one.
-fn reach_error(base: &str, err: &reqwest::Error) -> ProviderError {
+fn reach_error(base: &str, err: &reqwest::Error, timeouts: Timeouts) -> ProviderError {
     let what = if err.is_connect() {
         format!(
             "cannot reach Ollama at {base}: is it running? Start it with `ollama serve`, or \
@@ -315,7 +316,7 @@ fn reach_error(base: &str, err: &reqwest::Error) -> ProviderError {
     } else {
         format!("the request to Ollama at {base} failed")
     };
-    connection_error(PROVIDER, &what, err)
+    connection_error(PROVIDER, &what, err, timeouts)
 }
 
 /// The message of Ollama's error value: a string, or an object with a `message`.
@@ -333,7 +334,7 @@ fn error_text(error: &Value) -> String {
 
 /// Maps an error status and its body (`{"error": "..."}` from Ollama, anything from a
 /// proxy in front of it).
-fn response_error(
+pub(crate) fn response_error(
     model: &str,
     status: u16,
     retry_after: Option<std::time::Duration>,
@@ -372,10 +373,11 @@ async fn open_body(
     model: &str,
     request: reqwest::RequestBuilder,
 ) -> Result<ByteStream, ProviderError> {
+    let timeouts = http.timeouts();
     let response = http
         .send(request)
         .await
-        .map_err(|err| reach_error(base, &err))?;
+        .map_err(|err| reach_error(base, &err, timeouts))?;
     let status = response.status();
     if !(200..300).contains(&status) {
         let retry_after = parse_retry_after(response.headers());
@@ -401,7 +403,7 @@ async fn open_body(
     }
     Ok(response
         .bytes_stream()
-        .map(|chunk| chunk.map_err(|err| connection_error(PROVIDER, "the stream was cut", &err)))
+        .map(move |chunk| chunk.map_err(|err| body_error(PROVIDER, &err, timeouts)))
         .boxed())
 }
 
@@ -452,6 +454,7 @@ mod tests {
             &Endpoint {
                 api_key: Some("k".into()),
                 base_url: Some("0.0.0.0".into()),
+                ..Default::default()
             },
         )
         .expect("a key is fine")
@@ -463,6 +466,7 @@ mod tests {
             &Endpoint {
                 api_key: None,
                 base_url: Some("ftp://h".into()),
+                ..Default::default()
             },
         )
         .expect_err("not http");

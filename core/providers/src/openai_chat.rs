@@ -6,7 +6,7 @@
 //! tool calls and results) are sent; reasoning deltas the server streams are shown as
 //! thinking but never replayed. Rendering lives in `render`, stream parsing in `parse`.
 
-mod parse;
+pub(crate) mod parse;
 mod render;
 
 use std::sync::Arc;
@@ -85,7 +85,7 @@ impl OpenAiChatClient {
             model: model.into(),
             url: format!("{base}/chat/completions"),
             authorization,
-            http: Http::new(build_client(provider, &base)?),
+            http: build_client(provider, &base, endpoint.timeout)?,
         })
     }
 
@@ -136,6 +136,7 @@ mod tests {
         Endpoint {
             api_key: key.map(str::to_string),
             base_url: base.map(str::to_string),
+            ..Default::default()
         }
     }
 

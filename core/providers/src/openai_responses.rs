@@ -5,7 +5,7 @@
 //! next request. Rendering lives in `render`, stream parsing in
 //! `parse`.
 
-mod parse;
+pub(crate) mod parse;
 mod render;
 
 use std::sync::Arc;
@@ -43,7 +43,7 @@ impl OpenAiResponsesClient {
             model: model.into(),
             url: format!("{base}/responses"),
             authorization,
-            http: Http::new(build_client(PROVIDER, &base)?),
+            http: build_client(PROVIDER, &base, endpoint.timeout)?,
         })
     }
 
@@ -100,6 +100,7 @@ mod tests {
         let bad_key = Endpoint {
             api_key: Some("sk-\nx".into()),
             base_url: None,
+            ..Default::default()
         };
         assert!(matches!(
             OpenAiResponsesClient::new("gpt-5", &bad_key),
@@ -108,6 +109,7 @@ mod tests {
         let bad_url = Endpoint {
             api_key: Some("sk".into()),
             base_url: Some("not a url".into()),
+            ..Default::default()
         };
         assert!(matches!(
             OpenAiResponsesClient::new("gpt-5", &bad_url),
@@ -118,6 +120,7 @@ mod tests {
             &Endpoint {
                 api_key: Some("sk".into()),
                 base_url: None,
+                ..Default::default()
             },
         )
         .expect("valid endpoint");

@@ -11,6 +11,8 @@ use futures::Stream;
 use futures::StreamExt;
 use reqwest::header::HeaderMap;
 
+use crate::http::Timeouts;
+
 /// Headers as names and values (values that are not text are read lossily).
 type Headers = Vec<(String, String)>;
 
@@ -58,6 +60,7 @@ pub trait HttpExchange: Send {
 #[derive(Clone)]
 pub(crate) struct Http {
     client: reqwest::Client,
+    timeouts: Timeouts,
     trace: Option<Arc<dyn HttpTrace>>,
 }
 
@@ -84,12 +87,18 @@ pub(crate) struct Sent {
 }
 
 impl Http {
-    /// Requests through `client`, untraced until [`Http::traced`].
-    pub(crate) fn new(client: reqwest::Client) -> Self {
+    /// Requests through `client`, built with `timeouts`, untraced until [`Http::traced`].
+    pub(crate) fn new(client: reqwest::Client, timeouts: Timeouts) -> Self {
         Http {
             client,
+            timeouts,
             trace: None,
         }
+    }
+
+    /// How long the client waits, for messages that name a timeout.
+    pub(crate) fn timeouts(&self) -> Timeouts {
+        self.timeouts
     }
 
     /// The same client, its requests recorded in `trace` (or not, for `None`).

@@ -934,6 +934,7 @@ async fn a_trace_records_every_request_and_answer_as_sent_and_received() {
             &larik_providers::Endpoint {
                 api_key: Some("test-key".into()),
                 base_url: Some((format.base_url)(&server)),
+                ..Default::default()
             },
             &larik_providers::ModelRegistry::default(),
             Some(Arc::new(Tracing(Arc::clone(&recorder)))),

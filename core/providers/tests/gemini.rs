@@ -595,6 +595,7 @@ async fn connect_knows_gemini_and_needs_its_key() {
         &Endpoint {
             api_key: Some("k".into()),
             base_url: None,
+            ..Default::default()
         },
     )
     .expect("a key is enough");

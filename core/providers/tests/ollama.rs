@@ -25,6 +25,7 @@ fn endpoint(server: &FakeModelServer) -> Endpoint {
     Endpoint {
         api_key: None,
         base_url: Some(server.ollama_base_url()),
+        ..Default::default()
     }
 }
 
@@ -395,6 +396,7 @@ async fn a_refused_connection_names_ollama_host_and_ollama_serve() {
         &Endpoint {
             api_key: None,
             base_url: Some(format!("127.0.0.1:{port}")),
+            ..Default::default()
         },
     )
     .expect("client");

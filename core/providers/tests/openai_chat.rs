@@ -327,6 +327,7 @@ async fn every_compatible_provider_id_connects_and_needs_only_a_base_url() {
             &Endpoint {
                 api_key: None,
                 base_url: Some(server.openai_chat_base_url()),
+                ..Default::default()
             },
         )
         .expect("a base URL is enough");

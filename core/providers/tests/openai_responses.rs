@@ -176,6 +176,7 @@ async fn the_encrypted_reasoning_item_goes_back_byte_exact() {
         &Endpoint {
             api_key: Some("sk-test".into()),
             base_url: Some(server.openai_base_url()),
+            ..Default::default()
         },
     )
     .expect("a valid endpoint");

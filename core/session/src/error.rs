@@ -13,6 +13,24 @@ pub enum SessionError {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// The data directory cannot be written, so a session cannot be started or continued
+    /// there (it is read-only, full, or not Larik's to write).
+    #[error("the data directory {dir} cannot be written: {path}: {source}")]
+    DataDirNotWritable {
+        /// The data directory.
+        dir: PathBuf,
+        /// The file or directory the write failed on.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// An earlier append failed, so the file ends there: appending more would leave a gap
+    /// in the conversation it holds.
+    #[error("session file {path}: no longer written after an earlier write failed")]
+    Stopped {
+        /// The file.
+        path: PathBuf,
+    },
     /// The file holds no meta entry, so it is not a session.
     #[error("{path} is not a session file: it has no meta entry")]
     NoMeta {
@@ -61,6 +79,18 @@ impl SessionError {
         SessionError::Io {
             path: path.into(),
             source,
+        }
+    }
+
+    /// The same error, a failed write under `data_dir` told as the data directory's.
+    pub(crate) fn in_data_dir(self, data_dir: &std::path::Path) -> Self {
+        match self {
+            SessionError::Io { path, source } => SessionError::DataDirNotWritable {
+                dir: data_dir.to_path_buf(),
+                path,
+                source,
+            },
+            other => other,
         }
     }
 }

@@ -75,9 +75,10 @@ impl SessionStore {
         self.sessions_dir().join(cwd_slug(cwd))
     }
 
-    /// Starts a new session file for `meta.cwd` and writes its meta entry.
+    /// Starts a new session file for `meta.cwd` and writes its meta entry; a failed write
+    /// is [`SessionError::DataDirNotWritable`].
     pub fn create(&self, meta: SessionMeta) -> Result<SessionWriter, SessionError> {
-        create_in(&self.project_dir(&meta.cwd), meta)
+        create_in(&self.project_dir(&meta.cwd), meta).map_err(|err| err.in_data_dir(&self.data_dir))
     }
 }
 
@@ -99,8 +100,13 @@ pub(crate) fn create_in(dir: &Path, meta: SessionMeta) -> Result<SessionWriter, 
             Err(err) => return Err(SessionError::io(&path, err)),
         }
     };
-    let mut writer = SessionWriter::new(id, path, file, None);
-    writer.append_meta(&meta)?;
+    let mut writer = SessionWriter::new(id, path.clone(), file, None);
+    if let Err(err) = writer.append_meta(&meta) {
+        // A file without its meta entry is no session; leave none behind for `-c` to find.
+        drop(writer);
+        let _ = std::fs::remove_file(&path);
+        return Err(err);
+    }
     Ok(writer)
 }
 
@@ -238,11 +244,17 @@ impl SessionStore {
         load::load(path)
     }
 
-    /// Reopens a loaded session to append to it.
+    /// Reopens a loaded session to append to it; a file that cannot be written is
+    /// [`SessionError::DataDirNotWritable`].
     ///
     /// When the file ends in a torn line, a newline is written first so the next entry
     /// starts on a line of its own.
     pub fn resume(&self, loaded: &LoadedSession) -> Result<SessionWriter, SessionError> {
+        self.reopen(loaded)
+            .map_err(|err| err.in_data_dir(&self.data_dir))
+    }
+
+    fn reopen(&self, loaded: &LoadedSession) -> Result<SessionWriter, SessionError> {
         let path = &loaded.path;
         let mut file = OpenOptions::new()
             .read(true)

@@ -15,12 +15,16 @@ use crate::error::SessionError;
 ///
 /// Every append is one `write` of one complete line followed by a flush, so a reader never
 /// sees more than the last line torn, and each entry's `parent_id` is the previous entry's id.
+/// An append that fails (a full disk) is taken back to the last whole line where it can be,
+/// and is the file's last: later appends fail with [`SessionError::Stopped`] without
+/// writing, so the file always holds a conversation without gaps, which a resume continues.
 #[derive(Debug)]
 pub struct SessionWriter {
     id: String,
     path: PathBuf,
     file: File,
     last_entry: Option<String>,
+    stopped: bool,
 }
 
 impl SessionWriter {
@@ -31,6 +35,7 @@ impl SessionWriter {
             path,
             file,
             last_entry,
+            stopped: false,
         }
     }
 
@@ -131,11 +136,28 @@ impl SessionWriter {
 
     /// Writes `line` and its newline in one call so concurrent readers see whole lines.
     fn write_line(&mut self, mut line: String) -> Result<(), SessionError> {
+        if self.stopped {
+            return Err(SessionError::Stopped {
+                path: self.path.clone(),
+            });
+        }
         line.push('\n');
-        self.file
+        let before = self.file.metadata().map(|metadata| metadata.len());
+        let written = self
+            .file
             .write_all(line.as_bytes())
-            .and_then(|()| self.file.flush())
-            .map_err(|err| SessionError::io(&self.path, err))
+            .and_then(|()| self.file.flush());
+        if let Err(err) = written {
+            self.stopped = true;
+            // A full disk takes part of a line: give it back, so the file ends with whole
+            // lines. When that fails too, the torn line is the last, which loading skips
+            // and resuming ends first.
+            if let Ok(len) = before {
+                let _ = self.file.set_len(len);
+            }
+            return Err(SessionError::io(&self.path, err));
+        }
+        Ok(())
     }
 }
 
@@ -147,4 +169,34 @@ pub fn agents_dir(session_path: &Path) -> PathBuf {
         .map(|stem| stem.to_string_lossy().into_owned())
         .unwrap_or_default();
     session_path.with_file_name(format!("{stem}-agents"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_append_is_the_last_one_written() {
+        // `/dev/full` fails every write with ENOSPC, as a full disk does.
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .open("/dev/full")
+            .expect("/dev/full exists on Linux");
+        let mut writer = SessionWriter::new("s".into(), "/dev/full".into(), file, None);
+        let first = writer
+            .append_message(&Message::user_text("hello"))
+            .expect_err("the disk is full");
+        assert!(
+            matches!(&first, SessionError::Io { source, .. } if source.raw_os_error() == Some(28)),
+            "{first}"
+        );
+        assert!(
+            first.to_string().contains("No space left on device"),
+            "{first}"
+        );
+        let second = writer
+            .append_turn("end_turn", 1, &Usage::default())
+            .expect_err("stopped");
+        assert!(matches!(second, SessionError::Stopped { .. }), "{second}");
+    }
 }

@@ -63,8 +63,7 @@ pub fn read(text: &str) -> Result<(Frontmatter, String), String> {
             None => true,
         })
         .collect();
-    let fields: Value = serde_yaml_ng::from_str(&yaml)
-        .map_err(|error| format!("its frontmatter is not YAML: {error}"))?;
+    let fields = crate::yaml::read(&yaml)?;
     let fields = match fields {
         Value::Mapping(fields) => fields,
         Value::Null => Default::default(),
@@ -123,6 +122,19 @@ mod tests {
         assert!(front.disable_model_invocation);
         assert!(front.user_invocable);
         assert_eq!(body, "Fix issue $1.\n");
+    }
+
+    #[test]
+    fn a_yaml_bomb_in_the_frontmatter_is_refused_not_expanded() {
+        // One anchor of 2,000 values repeated by 2,000 aliases: four million values, which
+        // took seconds and hundreds of megabytes before expansion was bounded.
+        let wide = format!(
+            "---\ndescription: d\nx: &x [{}]\ny: [{}]\n---\nbody\n",
+            vec!["1"; 2000].join(","),
+            vec!["*x"; 2000].join(",")
+        );
+        let error = read(&wide).expect_err("a bomb");
+        assert!(error.contains("expands to more than"), "{error}");
     }
 
     #[test]

@@ -158,8 +158,7 @@ fn read(file: &Path) -> Result<Definition, String> {
 /// The definition `text` holds (named `stem` unless its frontmatter names it).
 pub fn parse(text: &str, stem: &str) -> Result<Definition, String> {
     let (front, body) = split(text).ok_or("it does not start with `---` frontmatter")?;
-    let fields: Value = serde_yaml_ng::from_str(front)
-        .map_err(|error| format!("its frontmatter is not YAML: {error}"))?;
+    let fields = crate::yaml::read(front)?;
     let fields = match fields {
         Value::Mapping(fields) => fields,
         Value::Null => Default::default(),
@@ -387,6 +386,29 @@ mod tests {
             let error = parse(text, "f").expect_err(text);
             assert!(error.contains(why), "{text:?}: {error}");
         }
+    }
+
+    #[test]
+    fn a_yaml_bomb_in_the_frontmatter_is_refused_not_expanded() {
+        // One anchor of 2,000 values repeated by 2,000 aliases: four million values, which
+        // took seconds and hundreds of megabytes before expansion was bounded.
+        let wide = format!(
+            "---\ndescription: d\nx: &x [{}]\ny: [{}]\n---\nbody\n",
+            vec!["1"; 2000].join(","),
+            vec!["*x"; 2000].join(",")
+        );
+        let error = parse(&wide, "bomb").expect_err("a bomb");
+        assert!(error.contains("expands to more than"), "{error}");
+        let mut nested = "---\ndescription: d\na: &a [l, l, l, l, l, l, l, l, l]\n".to_string();
+        for (name, previous) in ["b", "c", "d", "e", "f", "g", "h", "i"]
+            .iter()
+            .zip(["a", "b", "c", "d", "e", "f", "g", "h"])
+        {
+            let aliases = vec![format!("*{previous}"); 9].join(",");
+            nested.push_str(&format!("{name}: &{name} [{aliases}]\n"));
+        }
+        nested.push_str("---\n");
+        assert!(parse(&nested, "laughs").is_err());
     }
 
     #[test]

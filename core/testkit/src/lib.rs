@@ -153,6 +153,10 @@ impl Gate {
 struct State {
     queue: VecDeque<Queued>,
     requests: Vec<RecordedRequest>,
+    /// How many requests arrived, kept or not.
+    received: usize,
+    /// Set by [`FakeModelServer::forget_requests`]: requests are no longer kept.
+    forget: bool,
     violations: Vec<String>,
     prefix: prefix::Tracker,
     ollama_models: Vec<OllamaModelInfo>,
@@ -302,6 +306,14 @@ impl FakeModelServer {
         self.shared.lock().requests.clone()
     }
 
+    /// Stops keeping the requests that arrive from now on ([`FakeModelServer::requests`]
+    /// returns only the earlier ones); each is still checked, counted and shown to the
+    /// observer. For long benchmarks, whose requests carry whole conversations: keeping a
+    /// copy of each would cost the benchmark's process gigabytes and most of its time.
+    pub fn forget_requests(&self) {
+        self.shared.lock().forget = true;
+    }
+
     /// Protocol problems found in the requests so far, each naming its request number.
     pub fn violations(&self) -> Vec<String> {
         self.shared.lock().violations.clone()
@@ -391,8 +403,11 @@ async fn handle(shared: Arc<Shared>, request: Request) -> Response {
     };
     let (number, reply, info) = {
         let mut state = shared.lock();
-        state.requests.push(recorded.clone());
-        let number = state.requests.len();
+        if !state.forget {
+            state.requests.push(recorded.clone());
+        }
+        state.received += 1;
+        let number = state.received;
         let prefix = format!("request {number} ({path})");
         // Model information is answered from the server's settings, not the reply queue.
         let info = ollama::answer_info(&path, &parts.method, parsed.as_ref(), &state.ollama_models)
@@ -483,6 +498,23 @@ async fn handle(shared: Arc<Shared>, request: Request) -> Response {
         } => plain(status, &headers, body),
         Reply::RawSse { body } if path == "/api/chat" => ollama::response(Body::from(body)),
         Reply::RawSse { body } => sse::response(Body::from(body)),
+        Reply::Bytes {
+            status,
+            content_type,
+            body,
+            ending,
+        } => {
+            let body = sse::raw_body(body, ending, shared.stopped.subscribe());
+            let mut response = Response::new(body);
+            *response.status_mut() =
+                StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            if let Ok(value) = HeaderValue::from_str(&content_type) {
+                response
+                    .headers_mut()
+                    .insert(axum::http::header::CONTENT_TYPE, value);
+            }
+            response
+        }
         Reply::Stream(turn) => {
             let stopped = shared.stopped.subscribe();
             let events = if path == "/v1/responses" {

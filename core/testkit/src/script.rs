@@ -56,6 +56,9 @@ pub enum Ending {
     Cut,
     /// The items are sent, then nothing more until the client goes away.
     Hang,
+    /// The items are sent, then the first half of the next event (the first closing
+    /// event), then the connection is dropped: a connection lost in the middle of an event.
+    Torn,
 }
 
 /// A scripted streaming answer.
@@ -94,6 +97,21 @@ pub enum Reply {
     RawSse {
         /// The body.
         body: String,
+    },
+    /// Any status, content type and body, sent byte for byte (bytes that are not UTF-8
+    /// included), then ended the way `ending` says: whole, with the connection dropped
+    /// after it (`Cut`, `Torn`), or held open until the client leaves (`Hang`), e.g. part
+    /// of an event stream that then stalls.
+    Bytes {
+        /// HTTP status.
+        status: u16,
+        /// The `content-type` header.
+        content_type: String,
+        /// The body.
+        body: Vec<u8>,
+        /// How the body ends.
+        #[serde(default)]
+        ending: Ending,
     },
 }
 
@@ -167,6 +185,12 @@ impl Turn {
         self
     }
 
+    /// Drops the connection halfway through the event after the items.
+    pub fn torn(mut self) -> Self {
+        self.ending = Ending::Torn;
+        self
+    }
+
     /// Sets the usage reported.
     pub fn usage(mut self, input: u64, output: u64) -> Self {
         self.usage[0] = input;
@@ -204,6 +228,17 @@ pub fn error_status(status: u16, kind: &str, message: &str) -> Reply {
             "error": { "type": kind, "message": message, "code": kind }
         })
         .to_string(),
+    }
+}
+
+/// A 200 `text/event-stream` answer of `body`'s bytes, sent as they are, then ended the
+/// way `ending` says.
+pub fn event_stream_bytes(body: impl Into<Vec<u8>>, ending: Ending) -> Reply {
+    Reply::Bytes {
+        status: 200,
+        content_type: "text/event-stream".into(),
+        body: body.into(),
+        ending,
     }
 }
 

@@ -1,5 +1,6 @@
 //! Server-sent event framing shared by both wire formats: one event per chunk, text split
-//! into a few streaming pieces, and the three ways a stream can end (complete, cut, hang).
+//! into a few streaming pieces, and the ways a stream can end (complete, cut after an
+//! event, torn in the middle of one, hang).
 
 use axum::body::Body;
 use axum::http::HeaderValue;
@@ -60,22 +61,21 @@ pub(crate) fn body(
     ending: crate::Ending,
     mut stopped: watch::Receiver<bool>,
 ) -> Body {
-    let items = futures::stream::iter(rendered.items.into_iter().map(Ok));
+    let mut items = rendered.items;
+    if ending == crate::Ending::Torn {
+        // Half of the next event, which never gets its end.
+        if let Some(next) = rendered.closing.first() {
+            items.push(next.slice(..next.len() / 2));
+        }
+    }
+    let items = futures::stream::iter(items.into_iter().map(Ok));
     match ending {
         crate::Ending::Complete => {
             let closing = futures::stream::iter(rendered.closing.into_iter().map(Ok));
             Body::from_stream(items.chain(closing).boxed())
         }
-        crate::Ending::Cut => {
-            let cut = futures::stream::once(async {
-                // Hyper drops unflushed output when a body fails, and it flushes when the
-                // body is not ready; pausing once or twice lets the items reach the client.
-                for _ in 0..3 {
-                    tokio::task::yield_now().await;
-                }
-                Err::<Bytes, _>(cut_error())
-            });
-            Body::from_stream(items.chain(cut).boxed())
+        crate::Ending::Cut | crate::Ending::Torn => {
+            Body::from_stream(items.chain(cut_after_flush()).boxed())
         }
         crate::Ending::Hang => {
             // Stays open until the client leaves (hyper drops the body) or the server stops.
@@ -86,6 +86,31 @@ pub(crate) fn body(
             Body::from_stream(items.chain(hang).boxed())
         }
     }
+}
+
+/// The end of a body whose connection is dropped once what came before has been sent.
+fn cut_after_flush() -> impl futures::Stream<Item = Result<Bytes, std::io::Error>> {
+    futures::stream::once(async {
+        // Hyper drops unflushed output when a body fails, and it flushes when the body is
+        // not ready; pausing once or twice lets what came before reach the client.
+        for _ in 0..3 {
+            tokio::task::yield_now().await;
+        }
+        Err::<Bytes, _>(cut_error())
+    })
+}
+
+/// A body of `bytes` sent as they are, ending the scripted way.
+pub(crate) fn raw_body(
+    bytes: Vec<u8>,
+    ending: crate::Ending,
+    stopped: watch::Receiver<bool>,
+) -> Body {
+    let rendered = Rendered {
+        items: vec![Bytes::from(bytes)],
+        closing: Vec::new(),
+    };
+    body(rendered, ending, stopped)
 }
 
 /// A 200 `text/event-stream` response around `body`.

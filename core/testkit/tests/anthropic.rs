@@ -210,6 +210,31 @@ async fn a_cut_stream_sends_the_items_then_aborts_without_closing_events() {
 }
 
 #[tokio::test]
+async fn a_torn_stream_stops_in_the_middle_of_its_next_event() {
+    let server = FakeModelServer::start().await;
+    server.enqueue(turn().text("partial answer").torn());
+    let reply = post(
+        &server.anthropic_base_url(),
+        "/v1/messages",
+        &request_body(),
+    )
+    .await;
+    assert_eq!(reply.status, 200);
+    assert!(!reply.complete, "the chunked body must not end properly");
+    let (whole, torn) = reply
+        .body
+        .rsplit_once("\n\n")
+        .expect("whole events before the torn one");
+    assert!(whole.contains("event: content_block_stop"), "{whole}");
+    assert!(torn.starts_with("event: message_delta"), "{torn:?}");
+    assert!(
+        serde_json::from_str::<Value>(torn.split("data: ").nth(1).unwrap_or_default()).is_err(),
+        "the last event is cut short: {torn:?}"
+    );
+    assert!(!reply.body.contains("message_stop"));
+}
+
+#[tokio::test]
 async fn a_hanging_stream_stays_open_until_the_server_stops() {
     let server = FakeModelServer::start().await;
     server.enqueue(turn().text("waiting").hang());

@@ -8,7 +8,7 @@ use std::panic::AssertUnwindSafe;
 
 use futures::FutureExt;
 use http::{PATIENCE, post};
-use larik_testkit::{FakeModelServer, Reply, error_status, turn};
+use larik_testkit::{Ending, FakeModelServer, Reply, error_status, event_stream_bytes, turn};
 use serde_json::{Value, json};
 
 fn anthropic_hello() -> String {
@@ -77,6 +77,40 @@ async fn raw_sse_is_sent_byte_for_byte() {
     assert_eq!(reply.status, 200);
     assert_eq!(reply.header("content-type"), Some("text/event-stream"));
     assert_eq!(reply.body, raw);
+}
+
+#[tokio::test]
+async fn byte_replies_carry_their_status_and_content_type_and_end_as_scripted() {
+    let server = FakeModelServer::start().await;
+    let page = "<html><body><h1>502 Bad Gateway</h1></body></html>";
+    server.enqueue(Reply::Bytes {
+        status: 502,
+        content_type: "text/html".into(),
+        body: page.into(),
+        ending: Ending::Complete,
+    });
+    server.enqueue(event_stream_bytes("event: ping\ndata: {\"ty", Ending::Cut));
+    let proxy = post(
+        &server.anthropic_base_url(),
+        "/v1/messages",
+        &anthropic_hello(),
+    )
+    .await;
+    assert_eq!(proxy.status, 502);
+    assert_eq!(proxy.header("content-type"), Some("text/html"));
+    assert_eq!(proxy.body, page);
+    assert!(proxy.complete);
+    let cut = post(
+        &server.anthropic_base_url(),
+        "/v1/messages",
+        &anthropic_hello(),
+    )
+    .await;
+    assert_eq!(cut.status, 200);
+    assert_eq!(cut.header("content-type"), Some("text/event-stream"));
+    assert_eq!(cut.body, "event: ping\ndata: {\"ty");
+    assert!(!cut.complete, "the connection is dropped after the bytes");
+    server.assert_no_violations();
 }
 
 #[tokio::test]

@@ -46,12 +46,13 @@ pub struct PlannedChange {
 }
 
 impl PlannedChange {
-    /// The change in the protocol's shape.
-    pub fn to_file_change(&self) -> FileChange {
+    /// The change in the protocol's shape. It takes the texts rather than copying them:
+    /// a file of many megabytes is held as few times as can be.
+    pub fn into_file_change(self) -> FileChange {
         FileChange {
             path: self.path.display().to_string(),
-            old_text: self.old_text.clone(),
-            new_text: self.new_text.clone(),
+            old_text: self.old_text,
+            new_text: self.new_text,
         }
     }
 

@@ -249,7 +249,7 @@ impl Tool for EditTool {
             plan(input, &ctx)
                 .await
                 .ok()
-                .map(|(planned, ..)| planned.to_file_change())
+                .map(|(planned, ..)| planned.into_file_change())
         })
         .await
     }
@@ -258,7 +258,7 @@ impl Tool for EditTool {
         let ctx = ctx.clone();
         input::guarded(async move {
             match plan(input, &ctx).await {
-                Ok((planned, shown, message)) => commit(&planned, &shown, message, &ctx).await,
+                Ok((planned, shown, message)) => commit(planned, &shown, message, &ctx).await,
                 Err(error) => error,
             }
         })

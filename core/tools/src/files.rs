@@ -7,9 +7,11 @@
 //! big it is and image bytes still come from the disk, since the seam speaks only text.
 
 use std::fs;
-use std::io::{self, Write};
-use std::path::Path;
+use std::io;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use tokio::io::AsyncWriteExt;
 
 /// Reads and writes whole text files for the file tools.
 #[async_trait::async_trait]
@@ -43,69 +45,100 @@ impl FileAccess for DiskFiles {
     }
 
     async fn write_text(&self, path: &Path, text: &str) -> io::Result<()> {
-        let (path, bytes) = (path.to_path_buf(), text.as_bytes().to_vec());
-        tokio::task::spawn_blocking(move || replace_file(&path, &bytes))
-            .await
-            .map_err(io::Error::other)?
+        // The text goes to the file in pieces (tokio's file writes each on the blocking
+        // pool), so a file of many megabytes is not copied whole for the blocking task.
+        let path = path.to_path_buf();
+        let temp = blocking(move || TempFile::beside(&path)).await?;
+        let mut file = tokio::fs::File::from_std(temp.file);
+        let written = async {
+            file.write_all(text.as_bytes()).await?;
+            file.flush().await
+        }
+        .await;
+        let file = file.into_std().await;
+        let (temp_path, target, permissions) = (temp.path, temp.target, temp.permissions);
+        blocking(move || {
+            let result = written.and_then(|()| {
+                if let Some(permissions) = permissions {
+                    file.set_permissions(permissions)?;
+                }
+                file.sync_all()?;
+                drop(file);
+                fs::rename(&temp_path, &target)
+            });
+            if result.is_err() {
+                // Best effort: the temporary file is garbage once the write failed.
+                let _ = fs::remove_file(&temp_path);
+            }
+            result
+        })
+        .await
     }
 }
 
-/// Writes `bytes` as the whole content of the file at `path`, following a symlink and
-/// creating missing parent directories.
-fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let target = match fs::canonicalize(path) {
-        Ok(real) => real,
-        Err(error) if error.kind() == io::ErrorKind::NotFound => path.to_path_buf(),
-        Err(error) => return Err(error),
-    };
-    if let Some(parent) = target.parent() {
-        fs::create_dir_all(parent).map_err(|error| {
-            io::Error::new(
-                error.kind(),
-                format!("cannot create its directory {}: {error}", parent.display()),
-            )
-        })?;
+/// Runs blocking file work off the async threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> io::Result<T> + Send + 'static,
+) -> io::Result<T> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(io::Error::other)?
+}
+
+/// A new, empty temporary file beside the file a write replaces, to be renamed over it.
+struct TempFile {
+    path: PathBuf,
+    file: fs::File,
+    /// The file it replaces, symlinks followed.
+    target: PathBuf,
+    /// The permissions of the file it replaces, if that exists.
+    permissions: Option<fs::Permissions>,
+}
+
+impl TempFile {
+    /// Follows a symlink at `path` and creates missing parent directories first.
+    fn beside(path: &Path) -> io::Result<TempFile> {
+        let target = match fs::canonicalize(path) {
+            Ok(real) => real,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => path.to_path_buf(),
+            Err(error) => return Err(error),
+        };
+        if let Some(parent) = target.parent() {
+            fs::create_dir_all(parent).map_err(|error| {
+                io::Error::new(
+                    error.kind(),
+                    format!("cannot create its directory {}: {error}", parent.display()),
+                )
+            })?;
+        }
+        let dir = target.parent().unwrap_or(Path::new("/"));
+        let name = target
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let permissions = fs::metadata(&target).ok().map(|meta| meta.permissions());
+        loop {
+            let unique = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+            let candidate = dir.join(format!(".{name}.larik-{}-{unique}.tmp", std::process::id()));
+            match fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&candidate)
+            {
+                Ok(file) => {
+                    return Ok(TempFile {
+                        path: candidate,
+                        file,
+                        target,
+                        permissions,
+                    });
+                }
+                Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(error) => return Err(error),
+            }
+        }
     }
-    write_atomically(&target, bytes)
 }
 
 /// Distinguishes temporary files of concurrent writes within this process.
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Writes `bytes` to a new file beside `target` and renames it over `target`, keeping the
-/// permissions of an existing `target`.
-fn write_atomically(target: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = target.parent().unwrap_or(Path::new("/"));
-    let name = target
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let existing_permissions = fs::metadata(target).ok().map(|meta| meta.permissions());
-    let (temp_path, mut file) = loop {
-        let unique = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let candidate = dir.join(format!(".{name}.larik-{}-{unique}.tmp", std::process::id()));
-        match fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&candidate)
-        {
-            Ok(file) => break (candidate, file),
-            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(error) => return Err(error),
-        }
-    };
-    let result = (|| {
-        file.write_all(bytes)?;
-        if let Some(permissions) = existing_permissions {
-            file.set_permissions(permissions)?;
-        }
-        file.sync_all()?;
-        drop(file);
-        fs::rename(&temp_path, target)
-    })();
-    if result.is_err() {
-        // Best effort: the temporary file is garbage once the write failed.
-        let _ = fs::remove_file(&temp_path);
-    }
-    result
-}

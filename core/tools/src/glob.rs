@@ -1,24 +1,26 @@
 //! The `glob` tool: files whose path matches a glob, newest first.
 //!
 //! The walk skips what `.gitignore`, `.ignore` and hidden-file rules skip, unless the
-//! pattern names a hidden component itself (`.github/**`). Results are relative to the
-//! search root and sorted by modification time, newest first, because recently touched
-//! files are usually the ones the model is after. Paths the user's permission rules hide
-//! are skipped during the walk, and the output then says some were left out.
+//! pattern names a hidden component itself (`.github/**`), and runs on every core as
+//! ripgrep's does. Results are relative to the search root and sorted by modification
+//! time, newest first (ties by path), because recently touched files are usually the ones
+//! the model is after. Only the newest hundred are shown, so the walk holds at most twice
+//! that many matches at a time and counts the rest. Paths the user's permission rules
+//! hide are skipped during the walk, and the output then says some were left out.
 
 use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
-use globset::GlobBuilder;
-use ignore::WalkBuilder;
+use globset::{GlobBuilder, GlobSetBuilder};
+use ignore::{DirEntry, WalkBuilder, WalkState};
 use larik_protocol::{FileLocation, ToolKind};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::input::{self, str_field};
-use crate::walk::{HIDDEN_NOTE, skip_hidden};
+use crate::walk::{Cancelled, HIDDEN_NOTE, is_file, skip_hidden, walk_parallel};
 use crate::{CallTarget, PathFilter, Tool, ToolContext, ToolOutput, paths};
 
 /// Finds files by glob pattern.
@@ -149,9 +151,9 @@ fn split_pattern(pattern: &str, path: Option<&str>, cwd: &Path) -> (PathBuf, Str
     (root, rest.join("/"))
 }
 
-/// The matching files under `root` that `hidden` does not hide, newest first; the walk
-/// checks `cancel` at every entry, since a large tree takes long enough for the user to
-/// interrupt.
+/// The matching files under `root` that `hidden` does not hide, newest first; every
+/// walker thread checks `cancel` at each entry, since a large tree takes long enough for
+/// the user to interrupt.
 fn find(
     root: &Path,
     shown_root: &str,
@@ -167,8 +169,14 @@ fn find(
             "{shown_root} is a file, not a directory; glob searches directories (use read to read a file)."
         ));
     }
-    let matcher = match GlobBuilder::new(pattern).literal_separator(true).build() {
-        Ok(glob) => glob.compile_matcher(),
+    // A set of one glob, not a lone matcher: the set matches common shapes (`**/*.rs`)
+    // by extension or literal instead of running a regex over every path, as rg does.
+    let matcher = match GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .and_then(|glob| GlobSetBuilder::new().add(glob).build())
+    {
+        Ok(set) => set,
         Err(error) => return ToolOutput::error(format!("Invalid glob `{pattern}`: {error}")),
     };
     // A pattern that names a hidden component asks for hidden files.
@@ -178,47 +186,50 @@ fn find(
     let mut walk = WalkBuilder::new(root);
     walk.require_git(false).hidden(!wants_hidden);
     let hid_some = skip_hidden(&mut walk, hidden, |entry| entry.file_name() != ".git");
-    let mut found: Vec<(SystemTime, String)> = Vec::new();
-    for entry in walk.build() {
-        if cancel.is_cancelled() {
-            return ToolOutput::error("Search cancelled.");
+    let newest = Mutex::new(Newest::default());
+    let root_text = root.to_str();
+    let walked = walk_parallel(&mut walk, cancel, || {
+        let matcher = &matcher;
+        let newest = &newest;
+        move |entry: &DirEntry| {
+            if !is_file(entry) {
+                return WalkState::Continue;
+            }
+            let Some(relative) = relative_path(entry.path(), root, root_text) else {
+                return WalkState::Continue;
+            };
+            if matcher.is_match(relative) {
+                let modified = entry
+                    .metadata()
+                    .ok()
+                    .and_then(|meta| meta.modified().ok())
+                    .unwrap_or(SystemTime::UNIX_EPOCH);
+                let shown = relative.display().to_string();
+                newest
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .offer(modified, shown);
+            }
+            WalkState::Continue
         }
-        // Unreadable entries are skipped, as they are in any listing.
-        let Ok(entry) = entry else { continue };
-        if !entry.file_type().is_some_and(|kind| kind.is_file()) {
-            continue;
-        }
-        let Ok(relative) = entry.path().strip_prefix(root) else {
-            continue;
-        };
-        if !matcher.is_match(relative) {
-            continue;
-        }
-        let modified = entry
-            .metadata()
-            .ok()
-            .and_then(|meta| meta.modified().ok())
-            .unwrap_or(SystemTime::UNIX_EPOCH);
-        found.push((modified, relative.display().to_string()));
+    });
+    if walked == Err(Cancelled) {
+        return ToolOutput::error("Search cancelled.");
     }
+    let Newest { mut kept, total } = newest.into_inner().unwrap_or_else(PoisonError::into_inner);
+    sort_newest_first(&mut kept);
     let note = if hid_some.get() {
         format!("{HIDDEN_NOTE}\n")
     } else {
         String::new()
     };
-    if found.is_empty() {
+    if kept.is_empty() {
         if note.is_empty() {
             return ToolOutput::text("No files found");
         }
         return ToolOutput::text(format!("No files found\n{note}"));
     }
-    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    let total = found.len();
-    let mut text: String = found
-        .iter()
-        .take(MAX_RESULTS)
-        .map(|(_, path)| format!("{path}\n"))
-        .collect();
+    let mut text: String = kept.iter().map(|(_, path)| format!("{path}\n")).collect();
     if total > MAX_RESULTS {
         text.push_str(&format!(
             "(Showing the {MAX_RESULTS} most recently modified of {total} matches; use a narrower pattern or path.)\n"
@@ -226,6 +237,52 @@ fn find(
     }
     text.push_str(&note);
     ToolOutput::text(text)
+}
+
+/// `path` relative to `root`, the walk's root it lies under. The walk makes each path by
+/// joining names onto the root, so cutting off the root's text and a separator gives the
+/// same as [`Path::strip_prefix`], which compares component by component and costs more
+/// than matching the glob does; paths that are not UTF-8 or not plain take that way.
+fn relative_path<'a>(path: &'a Path, root: &Path, root_text: Option<&str>) -> Option<&'a Path> {
+    let cut = path.to_str().zip(root_text).and_then(|(text, root_text)| {
+        let rest = text
+            .strip_prefix(root_text)?
+            .strip_prefix(std::path::MAIN_SEPARATOR)?;
+        // `.` and empty parts are dropped by components; leave those to strip_prefix.
+        let plain = rest
+            .split(std::path::MAIN_SEPARATOR)
+            .all(|part| !part.is_empty() && part != ".");
+        plain.then_some(rest)
+    });
+    match cut {
+        Some(rest) => Some(Path::new(rest)),
+        None => path.strip_prefix(root).ok(),
+    }
+}
+
+/// The [`MAX_RESULTS`] newest matches offered so far and how many there were. Matches
+/// are sorted and cut back whenever twice that many are held, so memory stays small
+/// however many files match.
+#[derive(Debug, Default)]
+struct Newest {
+    kept: Vec<(SystemTime, String)>,
+    total: usize,
+}
+
+impl Newest {
+    fn offer(&mut self, modified: SystemTime, path: String) {
+        self.total += 1;
+        self.kept.push((modified, path));
+        if self.kept.len() >= 2 * MAX_RESULTS {
+            sort_newest_first(&mut self.kept);
+        }
+    }
+}
+
+/// Newest first, ties by path; only the first [`MAX_RESULTS`] stay.
+fn sort_newest_first(found: &mut Vec<(SystemTime, String)>) {
+    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    found.truncate(MAX_RESULTS);
 }
 
 #[cfg(test)]
@@ -262,6 +319,26 @@ mod tests {
             split("/srv/site/index.html", None),
             (PathBuf::from("/srv/site"), "index.html".to_string())
         );
+    }
+
+    #[test]
+    fn relative_paths_match_strip_prefix() {
+        for (path, root) in [
+            ("/work/app/src/main.rs", "/work/app"),
+            ("/work/app/main.rs", "/work/app"),
+            ("/etc/hosts", "/"),
+            ("/work/apps/x.rs", "/work/app"),
+            ("/work/app/./src/x.rs", "/work/app"),
+            ("/work/app//src/x.rs", "/work/app"),
+            ("/work/app/src/.", "/work/app"),
+        ] {
+            let (path, root) = (Path::new(path), Path::new(root));
+            assert_eq!(
+                relative_path(path, root, root.to_str()),
+                path.strip_prefix(root).ok(),
+                "{path:?} under {root:?}"
+            );
+        }
     }
 
     #[test]

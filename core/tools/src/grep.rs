@@ -1,31 +1,35 @@
 //! The `grep` tool: a regex search over the project with ripgrep's own crates.
 //!
 //! The walk honours `.gitignore`, `.ignore` and hidden-file rules as ripgrep does (also
-//! outside a git repository), so results match what a developer sees with `rg`. Files are
-//! searched in path order, which keeps results stable from one call to the next; the
-//! default files_with_matches mode lists them newest first, as recently touched files are
-//! usually the ones wanted. Results stop at the output limit rather than being gathered
-//! whole and cut afterwards. Paths the user's permission rules hide are skipped during the
-//! walk, and the output then says some were left out.
+//! outside a git repository), so results match what a developer sees with `rg`. Like rg,
+//! it runs on every core and each file is searched on the thread that found it. Results
+//! are still ordered, so they stay stable from one call to the next: content and count
+//! results go by path, and the default files_with_matches mode lists files newest first,
+//! as recently touched files are usually the ones wanted. Results stop at `head_limit` and
+//! the output limit, and what cannot show is not kept (see [`results`]). Paths the user's
+//! permission rules hide are skipped during the walk, and the output then says some were
+//! left out.
+
+mod results;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::SystemTime;
 
-use grep_regex::RegexMatcherBuilder;
-use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
-use ignore::WalkBuilder;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, SearcherBuilder};
 use ignore::overrides::OverrideBuilder;
 use ignore::types::TypesBuilder;
+use ignore::{DirEntry, WalkBuilder, WalkState};
 use larik_protocol::{FileLocation, ToolKind};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::input::{self, str_field};
-use crate::output::{cut_line, truncate_middle};
-use crate::walk::{HIDDEN_NOTE, skip_hidden};
+use crate::walk::{Cancelled, HidSome, is_dir, is_file, skip_hidden, walk_parallel};
 use crate::{CallTarget, PathFilter, Tool, ToolContext, ToolOutput, paths};
+use results::{Collector, FileSink, OrderedFiles, Shape};
 
 /// Searches file contents with a regular expression.
 #[derive(Debug, Clone, Copy, Default)]
@@ -171,8 +175,9 @@ fn search(
     if !root.exists() {
         return ToolOutput::error(format!("Path does not exist: {shown_root}."));
     }
-    let (files, hid_some) = match files_to_search(input, &root, hidden, cancel) {
-        Ok(found) => found,
+    let hides = hidden.is_some();
+    let (mut walk, hid_some) = match walker(input, &root, hidden) {
+        Ok(walker) => walker,
         Err(error) => return error,
     };
     let matcher = match RegexMatcherBuilder::new()
@@ -202,77 +207,156 @@ fn search(
     } else {
         (0, 0)
     };
-    let mut searcher = SearcherBuilder::new()
+    let mut searcher = SearcherBuilder::new();
+    searcher
         .line_number(true)
         .binary_detection(BinaryDetection::quit(0))
         .multi_line(input.multiline)
         .before_context(before)
-        .after_context(after)
-        .build();
-
-    let mut collector = Collector {
+        .after_context(after);
+    let shape = Shape {
         mode: input.output_mode,
         line_numbers: input.line_numbers.unwrap_or(true),
         separate_files: before > 0 || after > 0,
         limit: input.head_limit.filter(|&n| n > 0),
         max_chars,
         budget: max_chars.saturating_sub(NOTE_ROOM),
-        entries: Vec::new(),
-        chars: 0,
-        files: 0,
-        total: 0,
-        limit_hit: false,
-        cut: false,
-        hid_some,
     };
-    // files_with_matches lists newest first, which needs every matching file first;
-    // a path and a time per file is little memory.
-    let mut matched_files: Vec<(SystemTime, String)> = Vec::new();
-    for file in &files {
-        if cancel.is_cancelled() {
-            return cancelled();
-        }
-        let shown = paths::display(cwd, file);
-        let mut sink = FileSink::new(&collector, shown);
-        // A file that cannot be read (vanished, permissions) is skipped, as rg does.
-        if searcher.search_path(&matcher, file, &mut sink).is_err() || sink.matches == 0 {
-            continue;
-        }
-        if collector.mode == OutputMode::FilesWithMatches {
-            matched_files.push((modified(file), sink.shown));
-            continue;
-        }
-        collector.add(sink);
-        if collector.stopped() {
-            break;
-        }
+    let run = Run {
+        shape: &shape,
+        cwd,
+        matcher: &matcher,
+        searcher: &searcher,
+        cancel,
+    };
+    let collector = if shape.mode == OutputMode::FilesWithMatches {
+        run.files_with_matches(&mut walk, &hid_some)
+    } else {
+        run.in_path_order(&mut walk, hides, &hid_some)
+    };
+    match collector {
+        Ok(collector) => collector.finish(),
+        Err(Cancelled) => cancelled(),
     }
-    matched_files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    for (_, shown) in matched_files {
-        collector.add_path(shown);
-        if collector.stopped() {
-            break;
-        }
-    }
-    truncate(collector.finish(), max_chars)
 }
 
-/// The modification time of `path`, the epoch when unknown.
-fn modified(path: &Path) -> SystemTime {
-    std::fs::metadata(path)
-        .and_then(|meta| meta.modified())
+/// One search's fixed parts, shared by the walker threads; each thread searches with its
+/// own searcher and matcher, as ripgrep's do.
+struct Run<'a> {
+    shape: &'a Shape,
+    cwd: &'a Path,
+    matcher: &'a RegexMatcher,
+    searcher: &'a SearcherBuilder,
+    cancel: &'a CancellationToken,
+}
+
+impl Run<'_> {
+    /// Every matching file, newest first (ties by path): a path and a time per matching
+    /// file, the time read only for those.
+    fn files_with_matches(
+        &self,
+        walk: &mut WalkBuilder,
+        hid_some: &HidSome,
+    ) -> Result<Collector, Cancelled> {
+        let found: Mutex<Vec<(SystemTime, String)>> = Mutex::new(Vec::new());
+        walk_parallel(walk, self.cancel, || {
+            let mut searcher = self.searcher.build();
+            let matcher = self.matcher.clone();
+            let found = &found;
+            move |entry: &DirEntry| {
+                if !is_file(entry) {
+                    return WalkState::Continue;
+                }
+                let mut sink = FileSink::new(self.shape, self.cwd, entry.path());
+                // A file that cannot be read (vanished, permissions) is skipped, as rg does.
+                if searcher
+                    .search_path(&matcher, entry.path(), &mut sink)
+                    .is_ok()
+                    && sink.matched()
+                {
+                    let shown = paths::display(self.cwd, entry.path());
+                    lock(found).push((modified(entry), shown));
+                }
+                WalkState::Continue
+            }
+        })?;
+        let mut found = found.into_inner().unwrap_or_else(PoisonError::into_inner);
+        found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        let mut collector = Collector::new(*self.shape, hid_some.get());
+        for (_, shown) in found {
+            collector.add_path(shown);
+            if collector.stopped() {
+                break;
+            }
+        }
+        Ok(collector)
+    }
+
+    /// Content or count results in path order. Files and directories sorting after the
+    /// point where the output must stop are not searched; directories are still entered
+    /// when permission rules may hide something in them, so the note stays true.
+    fn in_path_order(
+        &self,
+        walk: &mut WalkBuilder,
+        hides: bool,
+        hid_some: &HidSome,
+    ) -> Result<Collector, Cancelled> {
+        let ordered = Mutex::new(OrderedFiles::new(self.shape));
+        walk_parallel(walk, self.cancel, || {
+            let mut searcher = self.searcher.build();
+            let matcher = self.matcher.clone();
+            let ordered = &ordered;
+            move |entry: &DirEntry| {
+                let path = entry.path();
+                if lock(ordered).beyond(path) {
+                    return if is_dir(entry) && !hides {
+                        WalkState::Skip
+                    } else {
+                        WalkState::Continue
+                    };
+                }
+                if !is_file(entry) {
+                    return WalkState::Continue;
+                }
+                let mut sink = FileSink::new(self.shape, self.cwd, path);
+                // A file that cannot be read (vanished, permissions) is skipped, as rg does.
+                if searcher.search_path(&matcher, path, &mut sink).is_err() {
+                    return WalkState::Continue;
+                }
+                if let Some(file) = sink.finish() {
+                    lock(ordered).insert(path.to_path_buf(), file);
+                }
+                WalkState::Continue
+            }
+        })?;
+        let ordered = ordered.into_inner().unwrap_or_else(PoisonError::into_inner);
+        let mut collector = Collector::new(*self.shape, hid_some.get());
+        for file in ordered.into_files() {
+            collector.add(file);
+            if collector.stopped() {
+                break;
+            }
+        }
+        Ok(collector)
+    }
+}
+
+/// The lock's value; a worker that panicked holding it leaves consistent data, since
+/// every update completes before the lock is released.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The modification time of a walked file, the epoch when unknown. The walk's root is
+/// read through a symlink, as the path given names it; other entries are never links.
+fn modified(entry: &DirEntry) -> SystemTime {
+    let meta = if entry.depth() == 0 {
+        std::fs::metadata(entry.path()).ok()
+    } else {
+        entry.metadata().ok()
+    };
+    meta.and_then(|meta| meta.modified().ok())
         .unwrap_or(SystemTime::UNIX_EPOCH)
-}
-
-/// The last guard: a result that still exceeds the limit (one huge first entry) keeps its
-/// head and tail.
-fn truncate(output: ToolOutput, max_chars: usize) -> ToolOutput {
-    match output.content.as_slice() {
-        [larik_protocol::ResultPart::Text { text }] if text.chars().count() > max_chars => {
-            ToolOutput::text(truncate_middle(text, max_chars))
-        }
-        _ => output,
-    }
 }
 
 /// The globs in a `glob` parameter. Whitespace separates globs only outside braces, so
@@ -321,15 +405,13 @@ fn split_globs(text: &str) -> Vec<String> {
     globs
 }
 
-/// The files under `root` that pass the ignore rules, `glob` and `type` and that `hidden`
-/// does not hide, sorted by path, and whether `hidden` hid anything. The walk checks
-/// `cancel` at every entry, since a large tree takes a while.
-fn files_to_search(
+/// The walk over `root` honouring the ignore rules, `glob` and `type`, skipping what
+/// `hidden` hides, and the flag that says whether it hid anything.
+fn walker(
     input: &GrepInput,
     root: &Path,
     hidden: Option<Arc<dyn PathFilter>>,
-    cancel: &CancellationToken,
-) -> Result<(Vec<PathBuf>, bool), ToolOutput> {
+) -> Result<(WalkBuilder, HidSome), ToolOutput> {
     let mut walk = WalkBuilder::new(root);
     walk.require_git(false);
     let hid_some = skip_hidden(&mut walk, hidden, |_| true);
@@ -355,242 +437,7 @@ fn files_to_search(
         })?;
         walk.types(types);
     }
-    let mut files = Vec::new();
-    for entry in walk.build() {
-        if cancel.is_cancelled() {
-            return Err(cancelled());
-        }
-        // Unreadable entries are skipped, as rg skips them.
-        let Ok(entry) = entry else { continue };
-        if entry.file_type().is_some_and(|kind| kind.is_file()) {
-            files.push(entry.into_path());
-        }
-    }
-    files.sort();
-    Ok((files, hid_some.get()))
-}
-
-/// Results gathered across files, bounded by `head_limit` and by the output limit: once
-/// either is reached nothing more is kept, so memory stays bounded however much matches.
-struct Collector {
-    mode: OutputMode,
-    line_numbers: bool,
-    separate_files: bool,
-    limit: Option<usize>,
-    /// The output limit, for the note.
-    max_chars: usize,
-    /// Characters the entries may take.
-    budget: usize,
-    entries: Vec<String>,
-    /// Characters of the entries so far, newlines included.
-    chars: usize,
-    files: usize,
-    total: usize,
-    limit_hit: bool,
-    cut: bool,
-    /// Whether the walk skipped paths the permission rules hide.
-    hid_some: bool,
-}
-
-impl Collector {
-    /// Whether no further result will be kept.
-    fn stopped(&self) -> bool {
-        self.limit_hit || self.cut
-    }
-
-    /// Characters still free for entries.
-    fn room(&self) -> usize {
-        self.budget.saturating_sub(self.chars)
-    }
-
-    /// Keeps `entry` unless `head_limit` or the output budget is reached; says whether
-    /// it was kept.
-    fn push(&mut self, entry: String) -> bool {
-        if self.limit.is_some_and(|limit| self.entries.len() >= limit) {
-            self.limit_hit = true;
-            return false;
-        }
-        let cost = entry.chars().count() + 1;
-        // The first entry always goes in, so some result shows even under a tiny limit.
-        if !self.entries.is_empty() && self.chars + cost > self.budget {
-            self.cut = true;
-            return false;
-        }
-        self.chars += cost;
-        self.entries.push(entry);
-        true
-    }
-
-    /// Adds a file with matches (files_with_matches mode).
-    fn add_path(&mut self, shown: String) {
-        if self.push(shown) {
-            self.files += 1;
-        }
-    }
-
-    /// Adds one file's results; a file arriving when a limit is reached only marks that
-    /// more results exist.
-    fn add(&mut self, sink: FileSink) {
-        match self.mode {
-            OutputMode::FilesWithMatches => self.add_path(sink.shown),
-            OutputMode::Count => {
-                if self.push(format!("{}:{}", sink.shown, sink.matches)) {
-                    self.files += 1;
-                    self.total += sink.matches;
-                }
-            }
-            OutputMode::Content => {
-                let (entries_before, chars_before) = (self.entries.len(), self.chars);
-                if self.separate_files && !self.entries.is_empty() && !self.push("--".to_string()) {
-                    return;
-                }
-                let mut kept = 0;
-                for line in sink.lines {
-                    if !self.push(line) {
-                        break;
-                    }
-                    kept += 1;
-                }
-                if kept == 0 {
-                    // No separator before nothing.
-                    self.entries.truncate(entries_before);
-                    self.chars = chars_before;
-                } else {
-                    self.files += 1;
-                    self.total += sink.matches;
-                }
-                // The sink stopped reading the file at the budget: more results exist.
-                self.cut |= sink.cut;
-            }
-        }
-    }
-
-    fn finish(self) -> ToolOutput {
-        if self.entries.is_empty() {
-            if self.hid_some {
-                return ToolOutput::text(format!("No matches found\n{HIDDEN_NOTE}\n"));
-            }
-            return ToolOutput::text("No matches found");
-        }
-        let mut text = String::new();
-        if self.mode == OutputMode::FilesWithMatches {
-            let plural = if self.files == 1 { "" } else { "s" };
-            text.push_str(&format!("Found {} file{plural}\n", self.files));
-        }
-        text.push_str(&self.entries.join("\n"));
-        text.push('\n');
-        if self.mode == OutputMode::Count {
-            text.push_str(&format!(
-                "\nFound {} matching lines in {} files.\n",
-                self.total, self.files
-            ));
-        }
-        if self.limit_hit {
-            text.push_str(&format!(
-                "(head_limit {} reached; more results exist.)\n",
-                self.limit.unwrap_or_default()
-            ));
-        }
-        if self.cut {
-            text.push_str(&format!(
-                "(Output cut to stay within {} characters; more results exist. Narrow the search with path, glob, type or a more specific pattern, or use count mode.)\n",
-                self.max_chars
-            ));
-        }
-        if self.hid_some {
-            text.push_str(HIDDEN_NOTE);
-            text.push('\n');
-        }
-        ToolOutput::text(text)
-    }
-}
-
-/// Gathers one file's matches; in content mode it stops reading the file once its lines
-/// fill the room left in the output.
-struct FileSink {
-    mode: OutputMode,
-    line_numbers: bool,
-    shown: String,
-    matches: usize,
-    lines: Vec<String>,
-    /// Characters the lines may take before the sink stops.
-    room: usize,
-    chars: usize,
-    cut: bool,
-}
-
-impl FileSink {
-    fn new(collector: &Collector, shown: String) -> Self {
-        FileSink {
-            mode: collector.mode,
-            line_numbers: collector.line_numbers,
-            shown,
-            matches: 0,
-            lines: Vec::new(),
-            room: collector.room(),
-            chars: 0,
-            cut: false,
-        }
-    }
-
-    fn push_line(&mut self, separator: char, number: Option<u64>, bytes: &[u8]) {
-        let text = String::from_utf8_lossy(bytes);
-        let text = text.strip_suffix('\n').unwrap_or(&text);
-        let text = cut_line(text.strip_suffix('\r').unwrap_or(text));
-        let line = match number.filter(|_| self.line_numbers) {
-            Some(number) => format!("{}{separator}{number}{separator}{text}", self.shown),
-            None => format!("{}{separator}{text}", self.shown),
-        };
-        self.chars += line.chars().count() + 1;
-        self.lines.push(line);
-        if self.chars > self.room {
-            self.cut = true;
-        }
-    }
-}
-
-impl Sink for FileSink {
-    type Error = std::io::Error;
-
-    fn matched(
-        &mut self,
-        _searcher: &Searcher,
-        found: &SinkMatch<'_>,
-    ) -> Result<bool, Self::Error> {
-        match self.mode {
-            OutputMode::FilesWithMatches => {
-                self.matches += 1;
-                // One match settles it; stop reading the file.
-                return Ok(false);
-            }
-            OutputMode::Count => self.matches += found.lines().count().max(1),
-            OutputMode::Content => {
-                let first = found.line_number();
-                let mut count = 0;
-                for (offset, line) in found.lines().enumerate() {
-                    self.push_line(':', first.map(|n| n + offset as u64), line);
-                    count += 1;
-                }
-                self.matches += count.max(1);
-            }
-        }
-        Ok(!self.cut)
-    }
-
-    fn context(
-        &mut self,
-        _searcher: &Searcher,
-        context: &SinkContext<'_>,
-    ) -> Result<bool, Self::Error> {
-        self.push_line('-', context.line_number(), context.bytes());
-        Ok(!self.cut)
-    }
-
-    fn context_break(&mut self, _searcher: &Searcher) -> Result<bool, Self::Error> {
-        self.lines.push("--".to_string());
-        self.chars += 3;
-        Ok(!self.cut)
-    }
+    Ok((walk, hid_some))
 }
 
 #[cfg(test)]
@@ -612,13 +459,20 @@ mod tests {
     fn the_walk_stops_when_cancelled() {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("a.txt"), "x").expect("write");
-        let input: GrepInput = serde_json::from_value(json!({"pattern": "x"})).expect("input");
         let cancel = CancellationToken::new();
-        let (files, hid_some) = files_to_search(&input, dir.path(), None, &cancel).expect("a list");
-        assert_eq!(files, [dir.path().join("a.txt")]);
-        assert!(!hid_some);
+        for mode in ["files_with_matches", "content", "count"] {
+            let input: GrepInput =
+                serde_json::from_value(json!({"pattern": "x", "output_mode": mode}))
+                    .expect("input");
+            let found = search(&input, dir.path(), None, &cancel, 1000);
+            assert!(!found.is_error, "{found:?}");
+        }
         cancel.cancel();
-        let stopped = files_to_search(&input, dir.path(), None, &cancel).expect_err("cancelled");
-        assert_eq!(stopped, cancelled());
+        for mode in ["files_with_matches", "content", "count"] {
+            let input: GrepInput =
+                serde_json::from_value(json!({"pattern": "x", "output_mode": mode}))
+                    .expect("input");
+            assert_eq!(search(&input, dir.path(), None, &cancel, 1000), cancelled());
+        }
     }
 }

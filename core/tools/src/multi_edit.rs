@@ -161,7 +161,7 @@ impl Tool for MultiEditTool {
             plan(input, &ctx)
                 .await
                 .ok()
-                .map(|(planned, ..)| planned.to_file_change())
+                .map(|(planned, ..)| planned.into_file_change())
         })
         .await
     }
@@ -170,7 +170,7 @@ impl Tool for MultiEditTool {
         let ctx = ctx.clone();
         input::guarded(async move {
             match plan(input, &ctx).await {
-                Ok((planned, shown, message)) => commit(&planned, &shown, message, &ctx).await,
+                Ok((planned, shown, message)) => commit(planned, &shown, message, &ctx).await,
                 Err(error) => error,
             }
         })

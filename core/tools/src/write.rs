@@ -101,7 +101,7 @@ impl Tool for WriteTool {
             plan(input, &ctx)
                 .await
                 .ok()
-                .map(|(planned, _)| planned.to_file_change())
+                .map(|(planned, _)| planned.into_file_change())
         })
         .await
     }
@@ -120,7 +120,7 @@ impl Tool for WriteTool {
             };
             let lines = planned.new_text.lines().count();
             commit(
-                &planned,
+                planned,
                 &shown,
                 format!("{verb} {shown} ({lines} lines)."),
                 &ctx,
@@ -143,7 +143,7 @@ pub(crate) fn require_read(ctx: &ToolContext, path: &Path, shown: &str) -> Resul
 /// `message`, or the error. The written state counts as read, so the next edit of the file
 /// needs no fresh read.
 pub(crate) async fn commit(
-    planned: &PlannedChange,
+    planned: PlannedChange,
     shown: &str,
     message: String,
     ctx: &ToolContext,
@@ -164,7 +164,7 @@ pub(crate) async fn commit(
                 message = format!("{message}\n{report}");
             }
             ToolOutput {
-                changes: vec![planned.to_file_change()],
+                changes: vec![planned.into_file_change()],
                 ..ToolOutput::text(message)
             }
         }

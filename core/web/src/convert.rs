@@ -1,8 +1,15 @@
 //! A fetched page as the model reads it: `raw` (the body as sent), `markdown` (HTML turned
 //! into Markdown with `htmd`, scripts, styles, navigation, headers, footers and forms left
 //! out, links and images made absolute; other content as sent), or `text` (that Markdown
-//! without its markup).
+//! without its markup). A hostile page cannot make the conversion slow or deep: nesting past
+//! a bound is left out before parsing ([`nesting`]), and what the parser still nests past
+//! [`MOST_DEPTH`] keeps only its text.
 
+mod nesting;
+
+use std::rc::Rc;
+
+use htmd::Node;
 use url::Url;
 
 use crate::fetch::Fetched;
@@ -87,13 +94,51 @@ pub fn render(fetched: &Fetched, format: Format) -> String {
             "svg", "head",
         ])
         .build();
-    let markdown = converter
-        .convert(&body)
-        .unwrap_or_else(|_| body.to_string());
+    let markdown = match converter.html_to_tree(&nesting::bounded(&body)) {
+        Ok(tree) => {
+            flatten_below(&tree, MOST_DEPTH);
+            converter.tree_to_markdown(&tree)
+        }
+        Err(_) => body.to_string(),
+    };
     let markdown = absolute_links(&markdown, &fetched.url);
     match format {
         Format::Text => plain_text(&markdown),
         _ => markdown,
+    }
+}
+
+/// How deep elements may nest and still be converted as they are. The converter walks the
+/// page's tree recursively, so a page of thousands of nested elements would overflow the
+/// stack; below this depth only the text (and empty elements such as images) is kept.
+const MOST_DEPTH: usize = 100;
+
+/// Flattens every element `depth` levels below `root`: its children become the leaves under
+/// it (text, and elements without children), in document order, and the markup between
+/// them goes.
+fn flatten_below(root: &Rc<Node>, depth: usize) {
+    let mut pending = vec![(Rc::clone(root), 0)];
+    while let Some((node, level)) = pending.pop() {
+        if level < depth {
+            let children = node.children.borrow();
+            pending.extend(children.iter().map(|child| (Rc::clone(child), level + 1)));
+            continue;
+        }
+        let mut leaves = Vec::new();
+        let mut below: Vec<Rc<Node>> = node.children.borrow().iter().rev().cloned().collect();
+        while let Some(next) = below.pop() {
+            let children = next.children.borrow();
+            if children.is_empty() {
+                drop(children);
+                leaves.push(next);
+            } else {
+                below.extend(children.iter().rev().cloned());
+            }
+        }
+        for leaf in &leaves {
+            leaf.parent.set(Some(Rc::downgrade(&node)));
+        }
+        *node.children.borrow_mut() = leaves;
     }
 }
 
@@ -164,6 +209,25 @@ mod tests {
             content_type: Some("text/html; charset=utf-8".into()),
             body: html.as_bytes().to_vec(),
             cut: false,
+        }
+    }
+
+    #[test]
+    fn deeply_nested_html_keeps_its_text_and_does_not_overflow_the_stack() {
+        // Thousands of nested elements overflowed the converter's recursion.
+        let html = format!(
+            "<p>top</p>{}deep <b>bold</b> <img src=\"/a.png\" alt=\"A\">{}<p>after</p>",
+            "<div><span>".repeat(5000),
+            "</span></div>".repeat(5000)
+        );
+        let markdown = std::thread::Builder::new()
+            .stack_size(512 * 1024)
+            .spawn(move || render(&page(&html), Format::Markdown))
+            .expect("a thread")
+            .join()
+            .expect("no overflow");
+        for kept in ["top", "deep", "bold", "https://example.org/a.png", "after"] {
+            assert!(markdown.contains(kept), "{kept} lost from {markdown}");
         }
     }
 

@@ -6,6 +6,9 @@
 
 pub mod convert;
 pub mod fetch;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod guard;
 pub mod search;
 pub mod tools;
@@ -84,34 +87,51 @@ impl Fetcher {
                 (fetched, false)
             }
         };
-        let rendered = render(&fetched, format);
-        let total_chars = rendered.chars().count();
-        let mut content: String = rendered.chars().skip(start).take(max_length).collect();
-        let shown_to = start.saturating_add(content.chars().count());
-        if shown_to < total_chars {
-            content.push_str(&format!(
-                "\n\n[{} more characters; fetch again with start={shown_to} to read on]",
-                total_chars - shown_to
-            ));
-        }
-        if fetched.cut {
-            content.push_str(&format!(
-                "\n\n[the body was cut at {} bytes]",
-                self.options.max_bytes
-            ));
-        }
-        Ok(Page {
-            url: fetched.url.to_string(),
-            status: fetched.status,
-            content,
-            total_chars,
-            cached: from_cache,
-        })
+        Ok(page_of(
+            &render(&fetched, format),
+            &fetched,
+            start,
+            max_length,
+            self.options.max_bytes,
+            from_cache,
+        ))
     }
 
     fn cached(&self, url: &str) -> Option<Fetched> {
         let mut cache = locked(&self.cache);
         cache.retain(|_, (at, _)| at.elapsed() < CACHE_FOR);
         cache.get(url).map(|(_, fetched)| fetched.clone())
+    }
+}
+
+/// `max_length` characters from `start` of `rendered` (`fetched` as the call asked for it),
+/// with a note saying where to read on when more follows and one saying the body was cut
+/// at `max_bytes`.
+fn page_of(
+    rendered: &str,
+    fetched: &Fetched,
+    start: usize,
+    max_length: usize,
+    max_bytes: usize,
+    cached: bool,
+) -> Page {
+    let total_chars = rendered.chars().count();
+    let mut content: String = rendered.chars().skip(start).take(max_length).collect();
+    let shown_to = start.saturating_add(content.chars().count());
+    if shown_to < total_chars {
+        content.push_str(&format!(
+            "\n\n[{} more characters; fetch again with start={shown_to} to read on]",
+            total_chars - shown_to
+        ));
+    }
+    if fetched.cut {
+        content.push_str(&format!("\n\n[the body was cut at {max_bytes} bytes]"));
+    }
+    Page {
+        url: fetched.url.to_string(),
+        status: fetched.status,
+        content,
+        total_chars,
+        cached,
     }
 }

@@ -443,14 +443,7 @@ impl Server {
             Lookup::Running(found) => (found.commands, found.slash),
             Lookup::Closing | Lookup::Absent => return Err(gone(&request.session_id)),
         };
-        let invocation = match request.prompt.as_slice() {
-            [ContentBlock::Text(text)] => slash.parse(&text.text),
-            _ => None,
-        };
-        let work = match invocation {
-            Some(invocation) => Work::of_command(invocation).map_err(setup_error)?,
-            None => Work::Turn(user_content(request.prompt.clone()).map_err(invalid_params_of)?),
-        };
+        let work = prompt_work(&request.prompt, &slash)?;
         if let Work::Move(Move::Resume(id)) = &work {
             self.sessions
                 .check_resumable(&request.session_id.to_string(), id)
@@ -494,6 +487,19 @@ impl Server {
             .map_err(|_| gone(&request.session_id))?;
         Ok(answer)
     }
+}
+
+/// What a prompt asks of a session with the slash commands `slash`: a command when its
+/// whole text is one, else a turn with its content.
+pub fn prompt_work(prompt: &[ContentBlock], slash: &SlashCommands) -> Result<Work, Error> {
+    let invocation = match prompt {
+        [ContentBlock::Text(text)] => slash.parse(&text.text),
+        _ => None,
+    };
+    Ok(match invocation {
+        Some(invocation) => Work::of_command(invocation).map_err(setup_error)?,
+        None => Work::Turn(user_content(prompt.to_vec()).map_err(invalid_params_of)?),
+    })
 }
 
 /// The response to a config option change, once the session task has made it.

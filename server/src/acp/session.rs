@@ -18,7 +18,7 @@ use agent_client_protocol::{Error, ErrorCode};
 use larik_protocol::event::ErrorKind;
 use larik_protocol::{
     AgentLabel, Event, Op, PermissionDecision, PermissionMode, PermissionOption,
-    PermissionOptionKind, StopReason,
+    PermissionOptionKind, ReasoningEffort, StopReason,
 };
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -360,8 +360,34 @@ fn set_config_option(
     config_id: &str,
     value: &str,
 ) -> Result<Vec<SessionConfigOption>, Error> {
+    let (options, choice) = choose_config_option(current_options(state), config_id, value)?;
+    match choice {
+        ConfigChoice::Mode(mode) => state.send(Op::SetMode { mode }),
+        ConfigChoice::Model(model) => state.switch_model_for_picker(model),
+        ConfigChoice::Thought(effort) => state.send(Op::SetReasoning { effort }),
+    }
+    Ok(options)
+}
+
+/// A config option change the session makes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigChoice {
+    /// The permission mode.
+    Mode(PermissionMode),
+    /// The model.
+    Model(String),
+    /// The reasoning effort (`None`: the provider's default).
+    Thought(Option<ReasoningEffort>),
+}
+
+/// Checks a change of `config_id` to `value` against `options` (the session's own):
+/// the options with the value selected, and the change to make.
+pub fn choose_config_option(
+    mut options: Vec<SessionConfigOption>,
+    config_id: &str,
+    value: &str,
+) -> Result<(Vec<SessionConfigOption>, ConfigChoice), Error> {
     let invalid = |message: String| Error::new(ErrorCode::INVALID_PARAMS, message);
-    let mut options = current_options(state);
     let option = options
         .iter_mut()
         .find(|option| option.id.to_string() == config_id)
@@ -371,19 +397,19 @@ fn set_config_option(
             "`{value}` is not a value of `{config_id}`"
         )));
     }
-    match config_id {
-        MODE_OPTION => state.send(Op::SetMode {
-            mode: PermissionMode::parse(value)
+    let choice = match config_id {
+        MODE_OPTION => ConfigChoice::Mode(
+            PermissionMode::parse(value)
                 .ok_or_else(|| invalid(format!("unknown mode `{value}`")))?,
-        }),
-        MODEL_OPTION => state.switch_model_for_picker(value.to_string()),
-        THOUGHT_OPTION => state.send(Op::SetReasoning {
-            effort: parse_thought(value).map_err(|error| invalid(error.to_string()))?,
-        }),
+        ),
+        MODEL_OPTION => ConfigChoice::Model(value.to_string()),
+        THOUGHT_OPTION => {
+            ConfigChoice::Thought(parse_thought(value).map_err(|error| invalid(error.to_string()))?)
+        }
         _ => return Err(invalid(format!("no config option `{config_id}`"))),
-    }
+    };
     select(option, value);
-    Ok(options)
+    Ok((options, choice))
 }
 
 fn same_path(content: &ToolCallContent, path: &str) -> bool {

@@ -129,7 +129,7 @@ fn messages(replies: &[HookReply]) -> Option<String> {
 
 /// The replies' messages, and the blocks of hooks at an event that cannot block (shown to
 /// the user, since they change nothing).
-fn messages_and_blocks(replies: &[HookReply]) -> Option<String> {
+pub(crate) fn messages_and_blocks(replies: &[HookReply]) -> Option<String> {
     let parts: Vec<String> = [messages(replies), blocks(replies)]
         .into_iter()
         .flatten()
@@ -212,10 +212,7 @@ impl LoopHook for ClaudeHooks {
                 json!({ "source": source.as_str() }),
             )
             .await;
-        StartOutcome {
-            context: context(&replies, true),
-            message: messages_and_blocks(&replies),
-        }
+        start_outcome(&replies, true)
     }
 
     async fn session_end(&self, at: &LoopContext, reason: EndReason) -> Option<String> {
@@ -238,10 +235,7 @@ impl LoopHook for ClaudeHooks {
         let replies = self
             .run(at, HookEvent::SubagentStart, &[agent_type], json!({}))
             .await;
-        StartOutcome {
-            context: context(&replies, false),
-            message: messages_and_blocks(&replies),
-        }
+        start_outcome(&replies, false)
     }
 
     async fn before_prompt(&self, at: &LoopContext, prompt: &PromptPoint) -> PromptOutcome {
@@ -253,14 +247,7 @@ impl LoopHook for ClaudeHooks {
                 json!({ "prompt": prompt.text }),
             )
             .await;
-        PromptOutcome {
-            block: blocks(&replies),
-            replace: replies
-                .iter()
-                .find_map(|reply| reply.specific_text("updatedPrompt")),
-            context: context(&replies, true),
-            message: messages(&replies),
-        }
+        prompt_outcome(&replies)
     }
 
     async fn before_tool(&self, at: &LoopContext, call: &ToolCallPoint) -> ToolCallOutcome {
@@ -273,61 +260,7 @@ impl LoopHook for ClaudeHooks {
                 fields,
             )
             .await;
-        let mut outcome = ToolCallOutcome {
-            context: context(&replies, false),
-            message: messages(&replies),
-            ..ToolCallOutcome::default()
-        };
-        let mut user_notes = Vec::new();
-        for reply in &replies {
-            let reason = reply
-                .specific_text("permissionDecisionReason")
-                .or_else(|| reply.reason.clone());
-            let decision = if let Some(block) = reply.block.clone().or_else(|| reply.halt.clone()) {
-                Some(HookDecision::Deny(block))
-            } else {
-                let said = reply
-                    .specific_text("permissionDecision")
-                    .or_else(|| reply.decision.clone())
-                    .map(|decision| decision.to_ascii_lowercase());
-                match said.as_deref() {
-                    Some("deny") => Some(HookDecision::Deny(
-                        reason
-                            .clone()
-                            .unwrap_or_else(|| format!("{} denied it", reply.label)),
-                    )),
-                    Some("ask") => Some(HookDecision::Ask),
-                    Some("allow" | "approve") => Some(HookDecision::Allow),
-                    _ => None,
-                }
-            };
-            if matches!(decision, Some(HookDecision::Allow | HookDecision::Ask))
-                && let Some(reason) = reason
-            {
-                user_notes.push(reason);
-            }
-            if HookDecision::strictness(decision.as_ref())
-                > HookDecision::strictness(outcome.decision.as_ref())
-            {
-                outcome.decision = decision;
-            }
-            if outcome.input.is_none()
-                && let Some(input) = reply
-                    .specific
-                    .get("updatedInput")
-                    .filter(|input| input.is_object())
-            {
-                outcome.input = Some(input.clone());
-            }
-        }
-        if !user_notes.is_empty() {
-            let notes = user_notes.join("\n");
-            outcome.message = Some(match outcome.message {
-                Some(message) => format!("{message}\n{notes}"),
-                None => notes,
-            });
-        }
-        outcome
+        tool_call_outcome(&replies)
     }
 
     async fn permission_request(
@@ -345,47 +278,7 @@ impl LoopHook for ClaudeHooks {
                 fields,
             )
             .await;
-        let mut answer = None;
-        for reply in &replies {
-            let said = if let Some(block) = reply.block.clone().or_else(|| reply.halt.clone()) {
-                Some(PermissionAnswer::Deny(block))
-            } else {
-                let decision = reply.specific.get("decision");
-                let behavior = decision
-                    .and_then(|decision| decision.get("behavior"))
-                    .and_then(Value::as_str)
-                    .map(str::to_ascii_lowercase);
-                match behavior.as_deref() {
-                    Some("allow") => Some(PermissionAnswer::Allow(
-                        decision
-                            .and_then(|decision| decision.get("updatedInput"))
-                            .filter(|input| input.is_object())
-                            .cloned(),
-                    )),
-                    Some("deny") => Some(PermissionAnswer::Deny(
-                        decision
-                            .and_then(|decision| decision.get("message"))
-                            .and_then(Value::as_str)
-                            .map_or_else(|| format!("{} denied it", reply.label), str::to_string),
-                    )),
-                    _ => None,
-                }
-            };
-            match (&answer, said) {
-                (
-                    None | Some(PermissionAnswer::Allow(_)),
-                    Some(deny @ PermissionAnswer::Deny(_)),
-                ) => {
-                    answer = Some(deny);
-                }
-                (None, Some(allow)) => answer = Some(allow),
-                _ => {}
-            }
-        }
-        PermissionOutcome {
-            answer,
-            message: messages(&replies),
-        }
+        permission_outcome(&replies)
     }
 
     async fn notification(&self, at: &LoopContext, note: &NotificationPoint) -> Option<String> {
@@ -421,14 +314,7 @@ impl LoopHook for ClaudeHooks {
         let replies = self
             .run(at, event, &Self::tool_targets(&result.tool), fields)
             .await;
-        let feedback: Vec<String> = [blocks(&replies), context(&replies, false)]
-            .into_iter()
-            .flatten()
-            .collect();
-        ToolResultOutcome {
-            feedback: (!feedback.is_empty()).then(|| feedback.join("\n")),
-            message: messages(&replies),
-        }
+        tool_result_outcome(&replies)
     }
 
     async fn before_stop(&self, at: &LoopContext, stop: &StopPoint) -> StopOutcome {
@@ -444,28 +330,7 @@ impl LoopHook for ClaudeHooks {
             fields["agent_transcript_path"] = json!(agent.transcript_path);
         }
         let replies = self.run(at, event, &[target], fields).await;
-        let halted = replies.iter().any(|reply| reply.halt.is_some());
-        let reasons: Vec<&str> = replies
-            .iter()
-            .filter_map(|reply| reply.block.as_deref())
-            .collect();
-        let halts: Vec<&str> = replies
-            .iter()
-            .filter_map(|reply| reply.halt.as_deref())
-            .collect();
-        let message = [
-            messages(&replies),
-            (!halts.is_empty()).then(|| halts.join("\n")),
-        ]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>();
-        StopOutcome {
-            // `continue: false` lets the turn stop, whatever else any hook said.
-            continue_with: (!halted && !reasons.is_empty()).then(|| reasons.join("\n")),
-            stop_anyway: halted,
-            message: (!message.is_empty()).then(|| message.join("\n")),
-        }
+        stop_outcome(&replies)
     }
 
     async fn before_compact(&self, at: &LoopContext, compact: &CompactPoint) -> CompactOutcome {
@@ -481,10 +346,7 @@ impl LoopHook for ClaudeHooks {
                 }),
             )
             .await;
-        CompactOutcome {
-            instructions: context(&replies, false),
-            message: messages_and_blocks(&replies),
-        }
+        compact_outcome(&replies)
     }
 
     async fn after_compact(&self, at: &LoopContext, compacted: &CompactedPoint) -> Option<String> {
@@ -498,6 +360,179 @@ impl LoopHook for ClaudeHooks {
             )
             .await;
         messages_and_blocks(&replies)
+    }
+}
+
+/// What the replies at the start of a session or a subagent mean; plain stdout is context
+/// only where `plain_counts` (a session's start, not a subagent's).
+pub(crate) fn start_outcome(replies: &[HookReply], plain_counts: bool) -> StartOutcome {
+    StartOutcome {
+        context: context(replies, plain_counts),
+        message: messages_and_blocks(replies),
+    }
+}
+
+/// What the replies to a prompt mean: a block keeps it from the model, `updatedPrompt`
+/// replaces it, `additionalContext` and plain stdout go with it.
+pub(crate) fn prompt_outcome(replies: &[HookReply]) -> PromptOutcome {
+    PromptOutcome {
+        block: blocks(replies),
+        replace: replies
+            .iter()
+            .find_map(|reply| reply.specific_text("updatedPrompt")),
+        context: context(replies, true),
+        message: messages(replies),
+    }
+}
+
+/// What the replies before a tool call mean: the strictest decision any of them took (a
+/// block or `continue: false` denies; `permissionDecision`, or the older `decision`,
+/// allows, asks or denies), the first `updatedInput` object, and their context.
+pub(crate) fn tool_call_outcome(replies: &[HookReply]) -> ToolCallOutcome {
+    let mut outcome = ToolCallOutcome {
+        context: context(replies, false),
+        message: messages(replies),
+        ..ToolCallOutcome::default()
+    };
+    let mut user_notes = Vec::new();
+    for reply in replies {
+        let reason = reply
+            .specific_text("permissionDecisionReason")
+            .or_else(|| reply.reason.clone());
+        let decision = if let Some(block) = reply.block.clone().or_else(|| reply.halt.clone()) {
+            Some(HookDecision::Deny(block))
+        } else {
+            let said = reply
+                .specific_text("permissionDecision")
+                .or_else(|| reply.decision.clone())
+                .map(|decision| decision.to_ascii_lowercase());
+            match said.as_deref() {
+                Some("deny") => Some(HookDecision::Deny(
+                    reason
+                        .clone()
+                        .unwrap_or_else(|| format!("{} denied it", reply.label)),
+                )),
+                Some("ask") => Some(HookDecision::Ask),
+                Some("allow" | "approve") => Some(HookDecision::Allow),
+                _ => None,
+            }
+        };
+        if matches!(decision, Some(HookDecision::Allow | HookDecision::Ask))
+            && let Some(reason) = reason
+        {
+            user_notes.push(reason);
+        }
+        if HookDecision::strictness(decision.as_ref())
+            > HookDecision::strictness(outcome.decision.as_ref())
+        {
+            outcome.decision = decision;
+        }
+        if outcome.input.is_none()
+            && let Some(input) = reply
+                .specific
+                .get("updatedInput")
+                .filter(|input| input.is_object())
+        {
+            outcome.input = Some(input.clone());
+        }
+    }
+    if !user_notes.is_empty() {
+        let notes = user_notes.join("\n");
+        outcome.message = Some(match outcome.message {
+            Some(message) => format!("{message}\n{notes}"),
+            None => notes,
+        });
+    }
+    outcome
+}
+
+/// What the replies to a permission request mean: any deny (a block, `continue: false` or
+/// `decision.behavior: "deny"`) wins over an allow, which may change the input.
+pub(crate) fn permission_outcome(replies: &[HookReply]) -> PermissionOutcome {
+    let mut answer = None;
+    for reply in replies {
+        let said = if let Some(block) = reply.block.clone().or_else(|| reply.halt.clone()) {
+            Some(PermissionAnswer::Deny(block))
+        } else {
+            let decision = reply.specific.get("decision");
+            let behavior = decision
+                .and_then(|decision| decision.get("behavior"))
+                .and_then(Value::as_str)
+                .map(str::to_ascii_lowercase);
+            match behavior.as_deref() {
+                Some("allow") => Some(PermissionAnswer::Allow(
+                    decision
+                        .and_then(|decision| decision.get("updatedInput"))
+                        .filter(|input| input.is_object())
+                        .cloned(),
+                )),
+                Some("deny") => Some(PermissionAnswer::Deny(
+                    decision
+                        .and_then(|decision| decision.get("message"))
+                        .and_then(Value::as_str)
+                        .map_or_else(|| format!("{} denied it", reply.label), str::to_string),
+                )),
+                _ => None,
+            }
+        };
+        match (&answer, said) {
+            (None | Some(PermissionAnswer::Allow(_)), Some(deny @ PermissionAnswer::Deny(_))) => {
+                answer = Some(deny);
+            }
+            (None, Some(allow)) => answer = Some(allow),
+            _ => {}
+        }
+    }
+    PermissionOutcome {
+        answer,
+        message: messages(replies),
+    }
+}
+
+/// What the replies after a tool call mean: blocks and context are feedback for the model.
+pub(crate) fn tool_result_outcome(replies: &[HookReply]) -> ToolResultOutcome {
+    let feedback: Vec<String> = [blocks(replies), context(replies, false)]
+        .into_iter()
+        .flatten()
+        .collect();
+    ToolResultOutcome {
+        feedback: (!feedback.is_empty()).then(|| feedback.join("\n")),
+        message: messages(replies),
+    }
+}
+
+/// What the replies before the turn stops mean: a block makes the turn go on with its
+/// reason, unless any hook said `continue: false`.
+pub(crate) fn stop_outcome(replies: &[HookReply]) -> StopOutcome {
+    let halted = replies.iter().any(|reply| reply.halt.is_some());
+    let reasons: Vec<&str> = replies
+        .iter()
+        .filter_map(|reply| reply.block.as_deref())
+        .collect();
+    let halts: Vec<&str> = replies
+        .iter()
+        .filter_map(|reply| reply.halt.as_deref())
+        .collect();
+    let message = [
+        messages(replies),
+        (!halts.is_empty()).then(|| halts.join("\n")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>();
+    StopOutcome {
+        // `continue: false` lets the turn stop, whatever else any hook said.
+        continue_with: (!halted && !reasons.is_empty()).then(|| reasons.join("\n")),
+        stop_anyway: halted,
+        message: (!message.is_empty()).then(|| message.join("\n")),
+    }
+}
+
+/// What the replies before a compaction mean: their context becomes its instructions.
+pub(crate) fn compact_outcome(replies: &[HookReply]) -> CompactOutcome {
+    CompactOutcome {
+        instructions: context(replies, false),
+        message: messages_and_blocks(replies),
     }
 }
 

@@ -140,6 +140,7 @@ pub fn base_config(
     let mut config = AgentConfig::new(cwd, model);
     config.home = env.home();
     config.user_config_dir = env.config_dir();
+    let timeout = env.api_timeout()?;
     config.endpoints = PROVIDERS
         .iter()
         .map(|provider| {
@@ -149,10 +150,14 @@ pub fn base_config(
                 Endpoint {
                     api_key: endpoint.api_key,
                     base_url: endpoint.base_url,
+                    timeout,
                 },
             )
         })
         .collect();
+    if let Some(retries) = env.max_retries()? {
+        config.retry.max_attempts = retries.saturating_add(1);
+    }
     if let Some(mode) = &options.permission_mode {
         config.mode = parse_mode(mode)?;
     }

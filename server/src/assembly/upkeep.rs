@@ -114,6 +114,7 @@ pub fn prefetch_tls(env: &Environment, model: Option<&str>) {
                 &Endpoint {
                     api_key: endpoint.api_key,
                     base_url: endpoint.base_url,
+                    ..Default::default()
                 },
             )
         }

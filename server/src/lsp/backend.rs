@@ -50,7 +50,7 @@ pub struct Backend {
 
 use larik_protocol::sync::locked as lock;
 
-mod larik_requests;
+pub(crate) mod larik_requests;
 
 impl Backend {
     /// A server answering `client`, starting sessions in `process`.

@@ -38,6 +38,7 @@ pub fn config_for(server: &FakeModelServer, cwd: PathBuf, model: &str) -> AgentC
             Endpoint {
                 api_key: Some("key".into()),
                 base_url: Some(base_url),
+                ..Default::default()
             },
         );
     }

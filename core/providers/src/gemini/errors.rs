@@ -13,7 +13,7 @@ use crate::ProviderError;
 use crate::http::status_error;
 
 /// Refines an error mapped by the shared HTTP code with what Google's messages say.
-pub(super) fn classify(err: ProviderError) -> ProviderError {
+pub(crate) fn classify(err: ProviderError) -> ProviderError {
     match err {
         ProviderError::BadRequest {
             provider,

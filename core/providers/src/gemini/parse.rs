@@ -146,7 +146,10 @@ impl GeminiParser {
             let cached = usage.cached_content_token_count;
             self.usage.input_tokens = usage.prompt_token_count.saturating_sub(cached);
             self.usage.cache_read_tokens = cached;
-            self.usage.output_tokens = usage.candidates_token_count + usage.thoughts_token_count;
+            // Counts come from outside: a sum past `u64::MAX` stays there rather than panic.
+            self.usage.output_tokens = usage
+                .candidates_token_count
+                .saturating_add(usage.thoughts_token_count);
         }
         if let Some(reason) = chunk
             .prompt_feedback
@@ -523,6 +526,14 @@ mod tests {
                 Some(Err(ProviderError::Protocol { .. }))
             ));
         }
+    }
+
+    #[tokio::test]
+    async fn token_counts_summing_past_u64_are_not_a_panic() {
+        let items = run(&[json!({"candidates": [{"content": {"parts": [{"text": "hi"}]}, "finishReason": "STOP"}],
+            "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": u64::MAX, "thoughtsTokenCount": 1}})])
+        .await;
+        assert_eq!(completed(&items).usage.output_tokens, u64::MAX);
     }
 
     #[tokio::test]

@@ -165,12 +165,12 @@ pub(super) async fn loaded_context(
     let response = http
         .send(request)
         .await
-        .map_err(|err| reach_error(base, &err))?;
+        .map_err(|err| reach_error(base, &err, http.timeouts()))?;
     let status = response.status();
     let text = response
         .text()
         .await
-        .map_err(|err| reach_error(base, &err))?;
+        .map_err(|err| reach_error(base, &err, http.timeouts()))?;
     if !(200..300).contains(&status) {
         return Err(response_error(model, status, None, &text));
     }

@@ -64,7 +64,7 @@ struct WireFunction {
 
 /// The parser state of one response.
 #[derive(Debug)]
-pub(super) struct ChatParser {
+pub(crate) struct ChatParser {
     /// The context window asked for, to notice when the request filled it.
     num_ctx: u64,
     text: String,
@@ -76,7 +76,7 @@ pub(super) struct ChatParser {
 
 impl ChatParser {
     /// A parser for one response to a request that asked for `num_ctx` tokens of context.
-    pub(super) fn new(num_ctx: u64) -> Self {
+    pub(crate) fn new(num_ctx: u64) -> Self {
         static STREAMS: AtomicU64 = AtomicU64::new(0);
         let nanos = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -119,7 +119,8 @@ impl ChatParser {
         }
         let input = line.prompt_eval_count.unwrap_or(0);
         let output = line.eval_count.unwrap_or(0);
-        if self.num_ctx > 0 && input + output >= self.num_ctx {
+        // Counts come from outside: a sum past `u64::MAX` stays there rather than panic.
+        if self.num_ctx > 0 && input.saturating_add(output) >= self.num_ctx {
             out.push(StreamEvent::Notice(format!(
                 "this request filled the model's context window of {} tokens ({input} in, \
                  {output} out); Ollama silently drops the oldest tokens beyond it",
@@ -413,6 +414,19 @@ mod tests {
             run(&no_done).await.last(),
             Some(Err(ProviderError::Connection { .. }))
         ));
+    }
+
+    #[tokio::test]
+    async fn token_counts_summing_past_u64_are_not_a_panic() {
+        let text = lines(&[content("x"), done("stop", u64::MAX, 1)]);
+        let items = run_chunked(&text, 7, 100).await;
+        assert_eq!(completed(&items).usage.input_tokens, u64::MAX);
+        assert!(
+            items.iter().any(
+                |item| matches!(item, Ok(StreamEvent::Notice(text)) if text.contains("filled"))
+            ),
+            "{items:?}"
+        );
     }
 
     #[tokio::test]

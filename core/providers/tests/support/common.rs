@@ -22,6 +22,7 @@ pub fn client_at(model: &str, key: &str, base_url: String) -> Arc<dyn ModelClien
         &Endpoint {
             api_key: Some(key.into()),
             base_url: Some(base_url),
+            ..Default::default()
         },
     )
     .expect("a valid endpoint")

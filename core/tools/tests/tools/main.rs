@@ -7,6 +7,7 @@ mod files;
 mod glob;
 mod grep;
 mod multi_edit;
+mod parallel;
 mod read;
 mod registry;
 mod todo;

@@ -18,7 +18,7 @@ use tower_lsp_server::ls_types::{ProgressToken, Range, Uri};
 use super::Backend;
 use crate::assembly::{Branch, Open, SessionRequest, SetupError};
 use crate::commands::{Invocation, SlashCommands};
-use crate::lsp::documents::EditorFiles;
+use crate::lsp::documents::{Documents, EditorFiles};
 use crate::lsp::session::{LspReply, LspWire};
 use crate::session_core::{self, Command, Lookup, Move, Reopen, Work};
 use larik_protocol::sync::locked as lock;
@@ -49,7 +49,7 @@ pub(super) fn setup_error(error: SetupError) -> Error {
     }
 }
 
-pub(super) fn parse<T: serde::de::DeserializeOwned>(params: Value) -> Result<T> {
+pub(crate) fn parse<T: serde::de::DeserializeOwned>(params: Value) -> Result<T> {
     serde_json::from_value(params).map_err(|error| invalid_params(format!("bad params: {error}")))
 }
 
@@ -86,7 +86,7 @@ struct DocumentRef {
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct PromptParams {
+pub(crate) struct PromptParams {
     #[serde(default)]
     session_id: Option<String>,
     prompt: Value,
@@ -271,65 +271,13 @@ impl Backend {
     /// The prompt's work in session `id`: a slash command, or a turn with the selection as
     /// context.
     fn work(&self, id: &str, params: &PromptParams) -> Result<Work> {
-        let mut content = prompt_content(&params.prompt)?;
-        let mut command_text = None;
-        if let [UserContent::Text { text }] = content.as_slice()
-            && let Some(invocation) = self.slash(id)?.parse(text)
-        {
-            match invocation {
-                // A prompt command's text takes the selection along like typed text.
-                Invocation::Prompt(text) => {
-                    command_text = Some(text);
-                    content.clear();
-                }
-                builtin => {
-                    let work = Work::of_command(builtin).map_err(setup_error)?;
-                    if let Work::Move(Move::Resume(target)) = &work {
-                        self.sessions
-                            .check_resumable(id, target)
-                            .map_err(invalid_params)?;
-                    }
-                    return Ok(work);
-                }
-            }
+        let work = prompt_work(params, || self.slash(id), &self.documents)?;
+        if let Work::Move(Move::Resume(target)) = &work {
+            self.sessions
+                .check_resumable(id, target)
+                .map_err(invalid_params)?;
         }
-        if let Some(document) = &params.text_document {
-            content.push(UserContent::Text {
-                text: self.context_text(&document.uri, params.range.as_ref()),
-            });
-        }
-        Ok(match command_text {
-            Some(text) => Work::CommandTurn(text, content),
-            None => Work::Turn(content),
-        })
-    }
-
-    /// The selected text (or the file's path alone) as context for a prompt.
-    fn context_text(&self, uri: &Uri, range: Option<&Range>) -> String {
-        let Some(path) = uri.to_file_path().map(|path| path.into_owned()) else {
-            return format!("(The user is looking at {}.)", uri.as_str());
-        };
-        let Some(range) = range else {
-            return format!("(The user is looking at {}.)", path.display());
-        };
-        let text = self
-            .documents
-            .text(&path)
-            .or_else(|| std::fs::read_to_string(&path).ok())
-            .unwrap_or_default();
-        let (first, last) = (range.start.line as usize, range.end.line as usize);
-        let selected: Vec<&str> = text
-            .lines()
-            .skip(first)
-            .take(last.saturating_sub(first) + 1)
-            .collect();
-        format!(
-            "The user selected lines {}-{} of {}:\n```\n{}\n```",
-            first + 1,
-            last + 1,
-            path.display(),
-            selected.join("\n")
-        )
+        Ok(work)
     }
 
     /// `larik/cancel`.
@@ -418,6 +366,73 @@ fn stop_reason(stop: StopReason) -> &'static str {
     stop.as_str()
 }
 
+/// The work of a `larik/prompt` whose session has the commands `slash` gives (asked only
+/// when the prompt is one text): a slash command, or a turn with the selection in
+/// `documents` (or on disk) as context.
+pub(crate) fn prompt_work(
+    params: &PromptParams,
+    slash: impl FnOnce() -> Result<SlashCommands>,
+    documents: &Documents,
+) -> Result<Work> {
+    let mut content = prompt_content(&params.prompt)?;
+    let mut command_text = None;
+    if let [UserContent::Text { text }] = content.as_slice()
+        && let Some(invocation) = slash()?.parse(text)
+    {
+        match invocation {
+            // A prompt command's text takes the selection along like typed text.
+            Invocation::Prompt(text) => {
+                command_text = Some(text);
+                content.clear();
+            }
+            builtin => return Work::of_command(builtin).map_err(setup_error),
+        }
+    }
+    if let Some(document) = &params.text_document {
+        content.push(UserContent::Text {
+            text: context_text(documents, &document.uri, params.range.as_ref()),
+        });
+    }
+    Ok(match command_text {
+        Some(text) => Work::CommandTurn(text, content),
+        None => Work::Turn(content),
+    })
+}
+
+/// The selected text (or the file's path alone) as context for a prompt. A file that is
+/// not open is read from disk when it is a regular file: a device or a pipe could give
+/// no end of bytes, or none at all.
+fn context_text(documents: &Documents, uri: &Uri, range: Option<&Range>) -> String {
+    let Some(path) = uri.to_file_path().map(|path| path.into_owned()) else {
+        return format!("(The user is looking at {}.)", uri.as_str());
+    };
+    let Some(range) = range else {
+        return format!("(The user is looking at {}.)", path.display());
+    };
+    let text = documents
+        .text(&path)
+        .or_else(|| {
+            std::fs::metadata(&path)
+                .is_ok_and(|metadata| metadata.is_file())
+                .then(|| std::fs::read_to_string(&path).ok())
+                .flatten()
+        })
+        .unwrap_or_default();
+    let (first, last) = (range.start.line as usize, range.end.line as usize);
+    let selected: Vec<&str> = text
+        .lines()
+        .skip(first)
+        .take(last.saturating_sub(first) + 1)
+        .collect();
+    format!(
+        "The user selected lines {}-{} of {}:\n```\n{}\n```",
+        first + 1,
+        last + 1,
+        path.display(),
+        selected.join("\n")
+    )
+}
+
 /// A prompt given as a string or as content blocks.
 fn prompt_content(prompt: &Value) -> Result<Vec<UserContent>> {
     match prompt {
@@ -451,5 +466,35 @@ fn prompt_content(prompt: &Value) -> Result<Vec<UserContent>> {
         _ => Err(invalid_params(
             "`prompt` must be a non-empty string or a list of content blocks",
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn range(first: u32, last: u32) -> Range {
+        serde_json::from_value(json!({
+            "start": {"line": first, "character": 0},
+            "end": {"line": last, "character": 0},
+        }))
+        .expect("a range")
+    }
+
+    #[test]
+    fn a_selection_in_a_device_file_is_not_read() {
+        // Reading /dev/zero would never end; only regular files are read from disk.
+        let uri: Uri = "file:///dev/zero".parse().expect("a URI");
+        let text = context_text(&Documents::default(), &uri, Some(&range(0, 2)));
+        assert!(text.ends_with("/dev/zero:\n```\n\n```"), "{text}");
+    }
+
+    #[test]
+    fn a_selection_comes_from_the_open_document_first() {
+        let documents = Documents::default();
+        documents.set(PathBuf::from("/p/a.rs"), "one\ntwo\nthree\n".to_string());
+        let uri: Uri = "file:///p/a.rs".parse().expect("a URI");
+        let text = context_text(&documents, &uri, Some(&range(1, u32::MAX)));
+        assert!(text.ends_with("```\ntwo\nthree\n```"), "{text}");
     }
 }

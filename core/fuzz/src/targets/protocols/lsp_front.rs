@@ -1,0 +1,314 @@
+//! `lsp_front_messages`: what an editor writes to `larik lsp`, `Content-Length` frames read
+//! by the real server (Larik's screen of malformed bodies, `tower-lsp-server`'s framing and
+//! dispatch, Larik's backend and its `larik/*` requests) in one process whose sessions are
+//! refused before they start (see `larik_server::fuzzing::fronts`). Every `larik/prompt`
+//! (and `larik.prompt` command) is also given to what a running session does with its
+//! params.
+//!
+//! Whatever the bytes: every frame written is a whole JSON message; every well-formed
+//! request (see [`super::is_request`]) read before the editor's `exit` gets exactly one
+//! answer with its id; nothing else is answered but bodies that were no such request.
+
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use larik_server::fuzzing::fronts;
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+use super::acp::HOME;
+use super::{Arrival, block_on, check_answers, other_ids, reframed, requests};
+
+/// How long the editor waits for its answers before it closes the connection anyway.
+const PATIENCE: Duration = Duration::from_secs(3);
+
+/// Fragments of LSP messages an editor sends.
+pub(super) const TOKENS: &[&str] = &[
+    "Content-Length: ",
+    "\r\n\r\n",
+    "Content-Length: 2\r\n\r\n{}",
+    "Content-Length: 0\r\n\r\n",
+    "Content-Length: 4294967296\r\n\r\n",
+    "Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"processId\":null,\"rootUri\":\"file:///\",\"capabilities\":{}}}",
+    "{\"jsonrpc\":\"2.0\",\"method\":\"initialized\",\"params\":{}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"shutdown\"}",
+    "{\"jsonrpc\":\"2.0\",\"method\":\"exit\"}",
+    "\"method\":\"larik/newSession\"",
+    "\"method\":\"larik/prompt\"",
+    "\"method\":\"larik/cancel\"",
+    "\"method\":\"larik/closeSession\"",
+    "\"method\":\"larik/commands\"",
+    "\"method\":\"larik/sessions\"",
+    "\"method\":\"larik/setMode\"",
+    "\"method\":\"larik/setModel\"",
+    "\"method\":\"window/workDoneProgress/cancel\"",
+    "\"method\":\"workspace/executeCommand\"",
+    "\"method\":\"textDocument/codeAction\"",
+    "\"method\":\"textDocument/didChange\"",
+    "\"method\":\"$/cancelRequest\",\"params\":{\"id\":3}",
+    "\"command\":\"larik.prompt\",\"arguments\":[\"explain\"]",
+    "\"command\":\"larik.newSession\"",
+    "\"prompt\":[{\"type\":\"image\",\"mediaType\":\"image/png\",\"data\":\"iVBORw0KGgo=\"}]",
+    "\"prompt\":\"/rewind 1\"",
+    "\"textDocument\":{\"uri\":\"file:///p/main.rs\"}",
+    "\"range\":{\"start\":{\"line\":4294967295,\"character\":0},\"end\":{\"line\":0,\"character\":0}}",
+    "\"workDoneToken\":\"w1\"",
+    "\"experimental\":{\"larik\":{\"permissions\":true,\"elicitation\":true}}",
+    "\"sessionId\":\"20250101-000000-f022ed\"",
+    "\"mode\":\"plan\"",
+    "\"model\":\"openai/gpt-5\"",
+    "\"id\":null",
+    "\"id\":\"s\"",
+    "\"id\":1.5",
+];
+
+/// Feeds the input to `larik lsp` as an editor's stdout and checks what came back.
+pub(super) fn run(input: &[u8]) {
+    let arrival = Arrival::of(input);
+    let data = reframed(arrival.data, arrival.reframe);
+    let arrival = Arrival {
+        data: &data,
+        ..arrival
+    };
+    let messages = bodies(arrival.data);
+    // Requests read after `exit` are never read.
+    let before_exit = messages
+        .iter()
+        .position(|message| message.get("method").and_then(Value::as_str) == Some("exit"))
+        .unwrap_or(messages.len());
+    let asked = requests(&messages[..before_exit]);
+    let editor = Arc::new(Mutex::new(Editor {
+        written: Vec::new(),
+        scanned: 0,
+        waiting: asked.clone(),
+        done: false,
+        waker: None,
+    }));
+    let input = Input {
+        data: arrival.data.to_vec(),
+        at: 0,
+        piece: arrival.piece.unwrap_or(usize::MAX),
+        ready: false,
+        editor: Arc::clone(&editor),
+        deadline: None,
+    };
+    let output = Output {
+        editor: Arc::clone(&editor),
+    };
+    HOME.with(|(_, home)| block_on(fronts::serve_lsp(home, input, output)));
+    // After `exit` the screen may still wait for the editor: let it end.
+    {
+        let mut editor = editor.lock().expect("not poisoned");
+        editor.done = true;
+        if let Some(waker) = editor.waker.take() {
+            waker.wake();
+        }
+    }
+    block_on(async {
+        for _ in 0..4 {
+            tokio::task::yield_now().await;
+        }
+    });
+    let written = std::mem::take(&mut editor.lock().expect("not poisoned").written);
+    let mut answers = Vec::new();
+    let mut rest = written.as_slice();
+    while !rest.is_empty() {
+        let Some((body, after)) = frame(rest) else {
+            panic!(
+                "the output is not a whole frame: {}",
+                String::from_utf8_lossy(&rest[..rest.len().min(300)])
+            );
+        };
+        rest = after;
+        let message: Value = match serde_json::from_slice(body) {
+            Ok(message) => message,
+            Err(error) => panic!(
+                "a frame written is not JSON ({error}): {}",
+                String::from_utf8_lossy(body)
+            ),
+        };
+        if message.get("method").is_none() {
+            answers.push(message.get("id").unwrap_or(&Value::Null).to_string());
+        }
+    }
+    check_answers(&asked, &answers, &other_ids(&messages));
+    for message in &messages[..before_exit] {
+        let params = message.get("params").unwrap_or(&Value::Null);
+        match message.get("method").and_then(Value::as_str) {
+            Some("larik/prompt") => {
+                let _ = fronts::lsp_prompt_work(params);
+            }
+            Some("workspace/executeCommand")
+                if params.get("command").and_then(Value::as_str) == Some("larik.prompt") =>
+            {
+                if let Some(argument) = params["arguments"].get(0) {
+                    let argument = match argument {
+                        Value::String(prompt) => serde_json::json!({"prompt": prompt}),
+                        other => other.clone(),
+                    };
+                    let _ = fronts::lsp_prompt_work(&argument);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The bodies of the frames in `data` that parse as JSON, read leniently (any header
+/// naming the length, blank lines between frames skipped).
+fn bodies(data: &[u8]) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut rest = data;
+    while let Some((body, after)) = frame(rest) {
+        if let Ok(message) = serde_json::from_slice(body) {
+            out.push(message);
+        }
+        rest = after;
+    }
+    out
+}
+
+/// The body of the first frame of `data` and what follows it, as the server's screen reads
+/// frames: header lines until a blank one, the last `Content-Length` counting.
+fn frame(data: &[u8]) -> Option<(&[u8], &[u8])> {
+    let mut rest = data;
+    let mut length: Option<usize> = None;
+    loop {
+        let end = rest.iter().position(|&byte| byte == b'\n')?;
+        let line = String::from_utf8_lossy(&rest[..end]);
+        rest = &rest[end + 1..];
+        let line = line.trim_end_matches(['\r', '\n']);
+        if line.is_empty() {
+            if length.is_some() {
+                break;
+            }
+            continue;
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.trim().eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().ok();
+        }
+    }
+    let length = length.unwrap_or(0);
+    (rest.len() >= length).then(|| rest.split_at(length))
+}
+
+/// The editor's side of the connection: what it has read, and the answers it waits for.
+struct Editor {
+    written: Vec<u8>,
+    /// How much of `written` was looked at for answers.
+    scanned: usize,
+    /// The ids of requests not answered yet.
+    waiting: Vec<String>,
+    /// The server has ended: the editor closes its side.
+    done: bool,
+    /// The reader, waiting to close the connection once every request is answered.
+    waker: Option<Waker>,
+}
+
+/// What the editor writes: the input in pieces, then nothing until every request is
+/// answered (or its patience ends), then the end.
+struct Input {
+    data: Vec<u8>,
+    at: usize,
+    piece: usize,
+    ready: bool,
+    editor: Arc<Mutex<Editor>>,
+    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl AsyncRead for Input {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        if self.at < self.data.len() {
+            if self.piece != usize::MAX && !self.ready {
+                self.ready = true;
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            self.ready = false;
+            let end = self
+                .data
+                .len()
+                .min(self.at.saturating_add(self.piece))
+                .min(self.at + buf.remaining());
+            let at = self.at;
+            buf.put_slice(&self.data[at..end]);
+            self.at = end;
+            return Poll::Ready(Ok(()));
+        }
+        {
+            let mut editor = self.editor.lock().expect("not poisoned");
+            if editor.waiting.is_empty() || editor.done {
+                return Poll::Ready(Ok(()));
+            }
+            editor.waker = Some(cx.waker().clone());
+        }
+        let deadline = self
+            .deadline
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(PATIENCE)));
+        match deadline.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Ok(())),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// What the editor reads: every byte kept, answers struck off the waiting list.
+struct Output {
+    editor: Arc<Mutex<Editor>>,
+}
+
+impl AsyncWrite for Output {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let mut editor = self.editor.lock().expect("not poisoned");
+        editor.written.extend_from_slice(buf);
+        loop {
+            let scanned = editor.scanned;
+            let (message, consumed) = {
+                let unread = &editor.written[scanned..];
+                let Some((body, rest)) = frame(unread) else {
+                    break;
+                };
+                (
+                    serde_json::from_slice::<Value>(body).ok(),
+                    unread.len() - rest.len(),
+                )
+            };
+            editor.scanned = scanned + consumed;
+            if let Some(message) = message
+                && message.get("method").is_none()
+            {
+                let id = message.get("id").unwrap_or(&Value::Null).to_string();
+                if let Some(at) = editor.waiting.iter().position(|waiting| *waiting == id) {
+                    editor.waiting.remove(at);
+                }
+            }
+        }
+        if editor.waiting.is_empty()
+            && let Some(waker) = editor.waker.take()
+        {
+            waker.wake();
+        }
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}

@@ -1,0 +1,243 @@
+//! The soak benchmark: a 1,000-turn session in one `larik acp` process (the release
+//! binary on pipes, raw JSON-RPC lines) against the fake model server in this process,
+//! then that session resumed headless.
+//!
+//! One session, 1,000 prompts one after another, each answered with a short text; every
+//! tenth turn reads a file first (a tool call, then the answer). Measures the resident
+//! memory (`VmRSS`) of the `larik` process after turns 100, 500 and 1,000, the round trip
+//! of each turn (`session/prompt` written → its response read) and its first part
+//! (`session/prompt` written → the turn's first model request arriving at the fake
+//! server), compared between turns 1–100 and 901–1,000; then the session file read back
+//! in this process (`SessionStore::load`) and `larik --resume ID -p "…"` from spawn to
+//! its first model request and to its exit. The default configuration: the command
+//! sandbox and language servers on. Run with `cargo bench -p larik-server --bench soak`;
+//! it prints markdown tables, then one line per target saying whether it was met.
+
+#[path = "../../tests/support/soak.rs"]
+mod soak;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use larik_testkit::bench::{Samples, at_most, ms, within};
+use larik_testkit::{FakeModelServer, turn};
+use soak::{Acp, Arrivals};
+
+/// Turns of the session.
+const TURNS: usize = 1_000;
+/// The window compared at each end of the session.
+const WINDOW: usize = 100;
+/// Resumes (and loads) of the finished session.
+const RESUMES: usize = 20;
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(bench());
+}
+
+async fn bench() {
+    let server = FakeModelServer::start().await;
+    // The requests grow to the whole conversation; copies of 1,100 of them would cost this
+    // process gigabytes and most of each turn's time. The observer sees what is needed.
+    server.forget_requests();
+    let arrivals = Arrivals::watch(&server);
+    let project = tempfile::tempdir().expect("project");
+    let data = tempfile::tempdir().expect("data");
+    let cwd = project.path().canonicalize().expect("canonical project");
+    std::fs::write(cwd.join("README.md"), "# Soak\nA small project.\n").expect("README");
+    std::fs::write(cwd.join(soak::NOTES), soak::NOTES_TEXT).expect("notes");
+    let env = vec![
+        ("HOME".to_string(), data.path().display().to_string()),
+        (
+            "XDG_DATA_HOME".to_string(),
+            data.path().join("share").display().to_string(),
+        ),
+        ("ANTHROPIC_API_KEY".to_string(), "bench-key".to_string()),
+        (
+            "ANTHROPIC_BASE_URL".to_string(),
+            server.anthropic_base_url(),
+        ),
+        (
+            "LARIK_MODEL".to_string(),
+            "anthropic/claude-sonnet-4-5".to_string(),
+        ),
+    ];
+    let program = PathBuf::from(env!("CARGO_BIN_EXE_larik"));
+
+    let mut acp = Acp::spawn(&program, &cwd, &env);
+    let pid = acp.pid();
+    let session_id = acp.open_session(&cwd).await;
+    let rss_start = soak::status_kib(pid, "VmRSS");
+    let cpu_start = soak::cpu_time(pid);
+    let started = Instant::now();
+    let run = soak::run_turns(
+        &mut acp,
+        &server,
+        &arrivals,
+        &session_id,
+        1..=TURNS,
+        &[WINDOW, TURNS / 2, TURNS - WINDOW, TURNS],
+    )
+    .await;
+    let soak_time = started.elapsed();
+    let peak = soak::status_kib(pid, "VmHWM");
+    acp.finish().await;
+    let sample = |turn: usize| {
+        *run.samples
+            .iter()
+            .find(|sample| sample.turn == turn)
+            .expect("a sample after that turn")
+    };
+    let rss = |turn: usize| sample(turn).rss_kib;
+    // Larik's own CPU time per turn at each end of the session.
+    let cpu_early = (sample(WINDOW).cpu - cpu_start) / WINDOW as u32;
+    let cpu_late = (sample(TURNS).cpu - sample(TURNS - WINDOW).cpu) / WINDOW as u32;
+
+    // The session file, read back in this process.
+    let store = larik_session::SessionStore::new(data.path().join("share/larik"));
+    let file = store.find(&cwd, &session_id).expect("the session file");
+    let file_bytes = std::fs::metadata(&file).expect("session file").len();
+    let mut load = Samples::new();
+    for _ in 0..RESUMES {
+        let started = Instant::now();
+        let loaded = store.load(&file).expect("the session loads");
+        load.push(started.elapsed());
+        assert!(loaded.messages.len() >= soak::messages_after(TURNS));
+    }
+
+    // `larik --resume ID -p`, spawn → first model request, spawn → exit.
+    let mut to_request = Samples::new();
+    let mut to_exit = Samples::new();
+    for run in 0..RESUMES {
+        server.enqueue(turn().text("Resumed.").usage(10, 1));
+        let before = arrivals.len();
+        let started = Instant::now();
+        let output = resume(&program, &cwd, &env, &session_id).await;
+        to_exit.push(started.elapsed());
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&output.stdout), "Resumed.\n");
+        assert_eq!(arrivals.len(), before + 1, "one request per resume");
+        to_request.push(arrivals.at(before).saturating_duration_since(started));
+        assert_eq!(
+            arrivals.messages(before),
+            soak::messages_after(TURNS) + 2 * run + 1,
+            "the resumed request carries the whole session"
+        );
+    }
+    server.assert_no_violations();
+
+    let window = |samples: &[Duration]| {
+        let mut window = Samples::new();
+        for sample in samples {
+            window.push(*sample);
+        }
+        window
+    };
+    let early = window(&run.turn_times[..WINDOW]);
+    let late = window(&run.turn_times[TURNS - WINDOW..]);
+    let early_request = window(&run.to_request[..WINDOW]);
+    let late_request = window(&run.to_request[TURNS - WINDOW..]);
+    let mb = |kib: u64| kib as f64 / 1024.0;
+    let growth = |from: f64, to: f64| (to - from) / from * 100.0;
+
+    println!("| measurement | runs | median | p90 | max |");
+    println!("|---|---|---|---|---|");
+    println!("{}", early.row("turn round trip, turns 1–100"));
+    println!("{}", late.row("turn round trip, turns 901–1,000"));
+    println!(
+        "{}",
+        early_request.row("— `session/prompt` → first model request, turns 1–100")
+    );
+    println!(
+        "{}",
+        late_request.row("— `session/prompt` → first model request, turns 901–1,000")
+    );
+    println!(
+        "| — CPU time of `larik` per turn, turns 1–100 (mean) | {WINDOW} | {} | | |",
+        ms(cpu_early)
+    );
+    println!(
+        "| — CPU time of `larik` per turn, turns 901–1,000 (mean) | {WINDOW} | {} | | |",
+        ms(cpu_late)
+    );
+    println!("{}", load.row("session file loaded (`SessionStore::load`)"));
+    println!(
+        "{}",
+        to_request.row("`larik --resume ID -p` spawn → first model request")
+    );
+    println!("{}", to_exit.row("`larik --resume ID -p` spawn → exit"));
+    println!();
+    println!("| memory of `larik acp` | VmRSS |");
+    println!("|---|---|");
+    println!("| after `session/new` | {:.1} MB |", mb(rss_start));
+    for turn in [WINDOW, TURNS / 2, TURNS - WINDOW, TURNS] {
+        println!("| after turn {turn} | {:.1} MB |", mb(rss(turn)));
+    }
+    println!("| peak (`VmHWM`) | {:.1} MB |", mb(peak));
+    println!();
+    println!(
+        "{TURNS} turns ({} model requests) in {:.1} s; the session file holds {} messages in {} bytes; the last turn's request carried {} messages.",
+        arrivals.len() - RESUMES,
+        soak_time.as_secs_f64(),
+        soak::messages_after(TURNS),
+        file_bytes,
+        soak::messages_after(TURNS) - 1,
+    );
+    println!(
+        "turn round trip, median: {} (turns 1–100), {} (turns 901–1,000)",
+        ms(early.median()),
+        ms(late.median())
+    );
+    at_most(
+        "VmRSS growth from turn 100 to turn 1,000",
+        growth(mb(rss(WINDOW)), mb(rss(TURNS))),
+        10.0,
+        "%",
+    );
+    at_most(
+        "turn round trip growth, median of turns 901–1,000 over turns 1–100",
+        growth(early.median().as_secs_f64(), late.median().as_secs_f64()),
+        10.0,
+        "%",
+    );
+    within(
+        "`larik --resume` spawn → first model request (median)",
+        to_request.median(),
+        200.0,
+    );
+    within("session file load (median)", load.median(), 200.0);
+}
+
+/// Runs `larik --resume ID -p "one more"` in `cwd` to its end.
+async fn resume(
+    program: &Path,
+    cwd: &Path,
+    env: &[(String, String)],
+    session_id: &str,
+) -> std::process::Output {
+    let child = tokio::process::Command::new(program)
+        .args(["--resume", session_id, "-p", "one more"])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .envs(env.iter().cloned())
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("larik starts");
+    tokio::time::timeout(soak::WAIT, child.wait_with_output())
+        .await
+        .expect("the resumed run finishes")
+        .expect("larik runs")
+}
