@@ -7,7 +7,8 @@
 //! memory (`VmRSS`) of the `larik` process after turns 100, 500 and 1,000, the round trip
 //! of each turn (`session/prompt` written → its response read) and its first part
 //! (`session/prompt` written → the turn's first model request arriving at the fake
-//! server), compared between turns 1–100 and 901–1,000; then the session file read back
+//! server) and the CPU time `larik` used per turn (from `/proc/<pid>/stat`), compared
+//! between turns 1–100 and 901–1,000; then the session file read back
 //! in this process (`SessionStore::load`) and `larik --resume ID -p "…"` from spawn to
 //! its first model request and to its exit. The default configuration: the command
 //! sandbox and language servers on. Run with `cargo bench -p larik-server --bench soak`;

@@ -18,6 +18,11 @@ fn acp_messages() {
 }
 
 #[test]
+fn lsp_front_messages() {
+    check("lsp_front_messages");
+}
+
+#[test]
 fn mcp_results() {
     check("mcp_results");
 }

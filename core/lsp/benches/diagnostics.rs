@@ -1,7 +1,10 @@
 //! Benchmark of diagnostics after an edit. For each installed language server (clangd, gopls,
 //! pyright, typescript-language-server, and rust-analyzer when a working one is present), a
 //! temp project with one source file is edited back and forth between a version with an
-//! undefined name and a fixed one, and two times are taken per edit:
+//! undefined name and a fixed one, and two times are taken per edit. Each server is
+//! measured twice: on the short file, and on a large one (the same file followed by
+//! [`FILLER_FUNCTIONS`] small functions, about 20,000 lines), which the server checks whole
+//! after each edit and Larik sends whole in each `didChange`:
 //!
 //! - Larik: the wall time of `ServerFeedback::after_edit` after the file is written, as the
 //!   edit tools call it; the time until the diagnostics are in the tool result.
@@ -32,6 +35,8 @@ use serde_json::{Value, json};
 
 /// Edits made before timing starts (the first one also starts the server).
 const WARMUP: usize = 3;
+/// Functions appended to make the large version of each file.
+const FILLER_FUNCTIONS: usize = 5_000;
 /// Timed edits, alternating fixed and broken.
 const RUNS: usize = 30;
 /// The pause after each edit's answer, so a late message about one edit (another publish
@@ -106,6 +111,61 @@ const SOURCES: &[Source] = &[
         fixed: RS_FIXED,
     },
 ];
+
+/// The two versions of a source file at one size.
+struct Texts {
+    /// How the rows name the size: empty for the short file.
+    label: String,
+    broken: String,
+    fixed: String,
+}
+
+impl Texts {
+    fn version(&self, broken: bool) -> &str {
+        if broken { &self.broken } else { &self.fixed }
+    }
+
+    /// The short file, as written above.
+    fn short(source: &Source) -> Self {
+        Texts {
+            label: String::new(),
+            broken: source.broken.to_string(),
+            fixed: source.fixed.to_string(),
+        }
+    }
+
+    /// The file followed by [`FILLER_FUNCTIONS`] functions in its language, none of which
+    /// the server finds fault with.
+    fn large(source: &Source) -> Self {
+        let mut filler = String::new();
+        for i in 0..FILLER_FUNCTIONS {
+            let function = match source.server {
+                "clangd" => format!(
+                    "int filler_{i}(int x) {{\n    int y = x * {i};\n    return y + x;\n}}\n\n"
+                ),
+                "gopls" => {
+                    format!("func filler{i}(x int) int {{\n\ty := x * {i}\n\treturn y + x\n}}\n\n")
+                }
+                "pyright" => format!(
+                    "def filler_{i}(x: int) -> int:\n    y = x * {i}\n    return y + x\n\n\n"
+                ),
+                "typescript-language-server" => format!(
+                    "function filler{i}(x: number): number {{\n  const y = x * {i};\n  return y + x;\n}}\n\n"
+                ),
+                _ => format!(
+                    "#[allow(dead_code)]\nfn filler_{i}(x: i32) -> i32 {{\n    let y = x * {i};\n    y + x\n}}\n\n"
+                ),
+            };
+            filler.push_str(&function);
+        }
+        let fixed = format!("{}\n{filler}", source.fixed);
+        Texts {
+            label: format!(", {} lines", fixed.lines().count()),
+            broken: format!("{}\n{filler}", source.broken),
+            fixed,
+        }
+    }
+}
 
 /// The times of one client on one server, and how many answers were not the expected ones
 /// (the error missing after a broken edit, or present after a fix).
@@ -196,73 +256,74 @@ fn main() {
         let Some(spec) = usable_spec(source.server, &path_dirs) else {
             continue;
         };
-        eprintln!("{}: measuring", source.server);
-        let project = tempfile::tempdir().expect("temp project");
-        let root = project.path().canonicalize().expect("canonical temp dir");
-        for (name, text) in source.files {
-            std::fs::write(root.join(name), text).expect("write a project file");
-        }
-        let path = root.join(source.file);
-        std::fs::create_dir_all(path.parent().expect("the file has a parent")).expect("mkdir");
-        std::fs::write(&path, source.fixed).expect("write the source file");
+        for texts in [Texts::short(source), Texts::large(source)] {
+            let name = format!("{}{}", source.server, texts.label);
+            eprintln!("{name}: measuring");
+            let project = tempfile::tempdir().expect("temp project");
+            let root = project.path().canonicalize().expect("canonical temp dir");
+            for (file_name, text) in source.files {
+                std::fs::write(root.join(file_name), text).expect("write a project file");
+            }
+            let path = root.join(source.file);
+            std::fs::create_dir_all(path.parent().expect("the file has a parent")).expect("mkdir");
+            std::fs::write(&path, &texts.fixed).expect("write the source file");
 
-        let larik = runtime.block_on(measure_larik(source, &spec, &root, &path_dirs));
-        std::fs::write(&path, source.fixed).expect("write the source file");
-        let bare = measure_bare(source, &spec, &root, Mode::Push);
-        // pyright registers pull diagnostics and then stops pushing, so Larik pulls from it;
-        // a bare client that pulls too is the like-for-like comparison.
-        let pulled = (source.server == "pyright").then(|| {
-            std::fs::write(&path, source.fixed).expect("write the source file");
-            measure_bare(source, &spec, &root, Mode::Pull)
-        });
+            let larik = runtime.block_on(measure_larik(source, &texts, &spec, &root, &path_dirs));
+            std::fs::write(&path, &texts.fixed).expect("write the source file");
+            let bare = measure_bare(source, &texts, &spec, &root, Mode::Push);
+            // pyright registers pull diagnostics and then stops pushing, so Larik pulls from it;
+            // a bare client that pulls too is the like-for-like comparison.
+            let pulled = (source.server == "pyright").then(|| {
+                std::fs::write(&path, &texts.fixed).expect("write the source file");
+                measure_bare(source, &texts, &spec, &root, Mode::Pull)
+            });
 
-        let larik_figures = larik.figures();
-        if let Some(pulled) = &pulled {
-            rows.push(row(source.server, "Larik (pull)", &larik));
-            rows.push(row(source.server, "bare client (push)", &bare.samples));
-            rows.push(row(source.server, "bare client (pull)", &pulled.samples));
-        } else {
-            rows.push(row(source.server, "Larik", &larik));
-            rows.push(row(source.server, "bare client", &bare.samples));
-        }
-        let like_for_like = pulled.as_ref().unwrap_or(&bare);
-        let difference: Vec<String> = larik_figures
-            .iter()
-            .zip(like_for_like.samples.figures())
-            .map(|(larik, bare)| format!("{:+.2} ms", larik - bare))
-            .collect();
-        targets.push((
-            source.server,
-            larik_figures[0] - like_for_like.samples.figures()[0],
-            larik.wrong,
-        ));
-        let compared = if pulled.is_some() {
-            "Larik − bare (pull)"
-        } else {
-            "Larik − bare"
-        };
-        rows.push(format!(
-            "| {} | {compared} | | {} |",
-            source.server,
-            difference.join(" | ")
-        ));
-        notes.push(format!(
-            "{}: the server {} versions in its publishes; it asked for didSave {}; unexpected answers: Larik {}, bare {}",
-            source.server,
-            if bare.versioned { "puts" } else { "puts no" },
-            match bare.save {
-                Save::No => "not at all",
-                Save::Yes => "without the text",
-                Save::WithText => "with the text",
-            },
-            larik.wrong,
-            bare.samples.wrong,
-        ));
-        if let Some(pulled) = &pulled {
-            notes.push(format!(
-                "{}: bare pulls the server cancelled and were sent again: {}; unexpected answers: {}",
-                source.server, pulled.retries, pulled.samples.wrong,
+            let larik_figures = larik.figures();
+            if let Some(pulled) = &pulled {
+                rows.push(row(&name, "Larik (pull)", &larik));
+                rows.push(row(&name, "bare client (push)", &bare.samples));
+                rows.push(row(&name, "bare client (pull)", &pulled.samples));
+            } else {
+                rows.push(row(&name, "Larik", &larik));
+                rows.push(row(&name, "bare client", &bare.samples));
+            }
+            let like_for_like = pulled.as_ref().unwrap_or(&bare);
+            let difference: Vec<String> = larik_figures
+                .iter()
+                .zip(like_for_like.samples.figures())
+                .map(|(larik, bare)| format!("{:+.2} ms", larik - bare))
+                .collect();
+            targets.push((
+                name.clone(),
+                larik_figures[0] - like_for_like.samples.figures()[0],
+                larik.wrong,
             ));
+            let compared = if pulled.is_some() {
+                "Larik − bare (pull)"
+            } else {
+                "Larik − bare"
+            };
+            rows.push(format!(
+                "| {name} | {compared} | | {} |",
+                difference.join(" | ")
+            ));
+            notes.push(format!(
+                "{name}: the server {} versions in its publishes; it asked for didSave {}; unexpected answers: Larik {}, bare {}",
+                if bare.versioned { "puts" } else { "puts no" },
+                match bare.save {
+                    Save::No => "not at all",
+                    Save::Yes => "without the text",
+                    Save::WithText => "with the text",
+                },
+                larik.wrong,
+                bare.samples.wrong,
+            ));
+            if let Some(pulled) = &pulled {
+                notes.push(format!(
+                    "{name}: bare pulls the server cancelled and were sent again: {}; unexpected answers: {}",
+                    pulled.retries, pulled.samples.wrong,
+                ));
+            }
         }
     }
 
@@ -334,9 +395,6 @@ fn usable_spec(server: &str, path_dirs: &[PathBuf]) -> Option<ServerSpec> {
     Some(spec)
 }
 
-/// Whether a result (Larik's tool-result text, or the bare client's error messages joined)
-/// is what the edit calls for: the misspelling reported after a broken edit, no error after
-/// a fix.
 /// The messages of the errors among a server's diagnostics (an unset severity counts as an
 /// error, as Larik counts it).
 fn error_messages(diagnostics: &[Value]) -> Vec<String> {
@@ -347,6 +405,9 @@ fn error_messages(diagnostics: &[Value]) -> Vec<String> {
         .collect()
 }
 
+/// Whether a result (Larik's tool-result text, or the bare client's error messages joined)
+/// is what the edit calls for: the misspelling reported after a broken edit, no error after
+/// a fix.
 fn expected(broken: bool, errors: &str) -> bool {
     if broken {
         errors.contains("coutn")
@@ -357,6 +418,7 @@ fn expected(broken: bool, errors: &str) -> bool {
 
 async fn measure_larik(
     source: &Source,
+    texts: &Texts,
     spec: &ServerSpec,
     root: &Path,
     path_dirs: &[PathBuf],
@@ -377,7 +439,7 @@ async fn measure_larik(
     let mut samples = Samples::default();
     for edit in 0..WARMUP + RUNS {
         let broken = edit % 2 == 0;
-        let text = if broken { source.broken } else { source.fixed };
+        let text = texts.version(broken);
         std::fs::write(&path, text).expect("write the source file");
         // A checker of its own per edit: one that failed before says so only once, and a
         // failure must never pass for a clean answer here.
@@ -405,7 +467,13 @@ async fn measure_larik(
     samples
 }
 
-fn measure_bare(source: &Source, spec: &ServerSpec, root: &Path, mode: Mode) -> BareRun {
+fn measure_bare(
+    source: &Source,
+    texts: &Texts,
+    spec: &ServerSpec,
+    root: &Path,
+    mode: Mode,
+) -> BareRun {
     let path = root.join(source.file);
     let uri = file_uri(&path);
     let mut bare = Bare::start(spec, root, mode);
@@ -413,7 +481,7 @@ fn measure_bare(source: &Source, spec: &ServerSpec, root: &Path, mode: Mode) -> 
     bare.notify(
         "textDocument/didOpen",
         json!({"textDocument": {
-            "uri": uri, "languageId": language, "version": 1, "text": source.fixed,
+            "uri": uri, "languageId": language, "version": 1, "text": texts.fixed,
         }}),
     );
     match mode {
@@ -426,7 +494,7 @@ fn measure_bare(source: &Source, spec: &ServerSpec, root: &Path, mode: Mode) -> 
     let mut samples = Samples::default();
     for edit in 0..WARMUP + RUNS {
         let broken = edit % 2 == 0;
-        let text = if broken { source.broken } else { source.fixed };
+        let text = texts.version(broken);
         let version = i64::try_from(edit).expect("a small count") + 2;
         std::fs::write(&path, text).expect("write the source file");
         // Whatever arrived while settling belongs to earlier edits.

@@ -17,19 +17,18 @@ use tokio_util::sync::CancellationToken;
 
 use crate::PathFilter;
 
-/// Most walker threads, as ripgrep caps them: beyond this, more threads mostly contend
-/// for the disk.
+/// Most walker threads: the cap ripgrep and `ignore` use when choosing a count themselves.
 const MAX_THREADS: usize = 12;
 
 /// A walk stopped because the call was cancelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Cancelled;
 
-/// Walks `walk` with one thread per core. Each thread gets its own visitor from
-/// `make_visitor` and hands it every entry it finds, directories included (a visitor may
-/// answer [`WalkState::Skip`] to leave a directory unentered); entries that cannot be read
-/// are skipped, as rg skips them. Every thread checks `cancel` before each entry and the
-/// whole walk stops promptly once it fires.
+/// Walks `walk` with one thread per core (at most [`MAX_THREADS`]). Each thread gets its
+/// own visitor from `make_visitor` and hands it every entry it finds, directories included
+/// (a visitor may answer [`WalkState::Skip`] to leave a directory unentered); entries that
+/// cannot be read are skipped, as rg skips them. Every thread checks `cancel` before each
+/// entry and the whole walk stops promptly once it fires.
 pub(crate) fn walk_parallel<'s, V>(
     walk: &mut WalkBuilder,
     cancel: &'s CancellationToken,

@@ -7,8 +7,9 @@
 //! path order exactly as a sequential search does, with the room each file would have had,
 //! so the output is the same. Meanwhile [`OrderedFiles`] keeps the recorded files by path
 //! and drops those that sort after a file at which the output must already have stopped:
-//! they can never show, so memory stays about one output budget, and files and directories
-//! sorting after that point need not be searched at all.
+//! they can never show. So memory stays within a few output budgets however much matches
+//! (the kept files, plus what each worker holds of the file it is searching), and files
+//! and directories sorting after that point need not be searched at all.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -63,13 +64,13 @@ pub(super) struct FileMatches {
 }
 
 impl FileMatches {
-    /// Lines this file must show before the search can stop in it: a lower bound for
-    /// any room it gets.
+    /// Entries this file adds when the output passes it without stopping in it; the
+    /// file may hold more than its worker recorded, so this is a lower bound.
     fn least_entries(&self) -> usize {
         self.line_count
     }
 
-    /// Characters those lines take at least.
+    /// Characters those entries take, a lower bound in the same way.
     fn least_chars(&self) -> usize {
         self.chars
     }

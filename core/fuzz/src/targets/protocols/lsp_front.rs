@@ -75,10 +75,7 @@ pub(super) fn run(input: &[u8]) {
     };
     let messages = bodies(arrival.data);
     // Requests read after `exit` are never read.
-    let before_exit = messages
-        .iter()
-        .position(|message| message.get("method").and_then(Value::as_str) == Some("exit"))
-        .unwrap_or(messages.len());
+    let before_exit = messages.iter().position(is_exit).unwrap_or(messages.len());
     let asked = requests(&messages[..before_exit]);
     let editor = Arc::new(Mutex::new(Editor {
         written: Vec::new(),
@@ -134,7 +131,15 @@ pub(super) fn run(input: &[u8]) {
             answers.push(message.get("id").unwrap_or(&Value::Null).to_string());
         }
     }
-    check_answers(&asked, &answers, &other_ids(&messages));
+    // An `exit` sent with an id ends the server too; an answer to it is allowed.
+    let mut others = other_ids(&messages);
+    others.extend(
+        messages
+            .get(before_exit)
+            .and_then(|exit| exit.get("id"))
+            .map(Value::to_string),
+    );
+    check_answers(&asked, &answers, &others);
     for message in &messages[..before_exit] {
         let params = message.get("params").unwrap_or(&Value::Null);
         match message.get("method").and_then(Value::as_str) {
@@ -157,18 +162,67 @@ pub(super) fn run(input: &[u8]) {
     }
 }
 
+/// Whether `message` is an `exit` that ends the server: well-formed (version `2.0`, params
+/// structured if any), with or without an id. A malformed one is answered as an invalid
+/// message or not at all, and the server reads on.
+fn is_exit(message: &Value) -> bool {
+    message.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
+        && message.get("method").and_then(Value::as_str) == Some("exit")
+        && message
+            .get("params")
+            .is_none_or(|params| params.is_object() || params.is_array() || params.is_null())
+}
+
 /// The bodies of the frames in `data` that parse as JSON, read leniently (any header
 /// naming the length, blank lines between frames skipped).
+/// A body whose top-level keys repeat is no well-formed request for the server (its decoder
+/// refuses a repeated field): it is kept without its version, so it counts as none.
 fn bodies(data: &[u8]) -> Vec<Value> {
     let mut out = Vec::new();
     let mut rest = data;
     while let Some((body, after)) = frame(rest) {
-        if let Ok(message) = serde_json::from_slice(body) {
+        if let Ok(mut message) = serde_json::from_slice::<Value>(body) {
+            if repeats_keys(body)
+                && let Some(object) = message.as_object_mut()
+            {
+                object.remove("jsonrpc");
+            }
             out.push(message);
         }
         rest = after;
     }
     out
+}
+
+/// Whether the JSON object in `body` names a key twice at its top level.
+fn repeats_keys(body: &[u8]) -> bool {
+    struct Keys(bool);
+    impl<'de> serde::de::Visitor<'de> for Keys {
+        type Value = bool;
+        fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+            formatter.write_str("a JSON value")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+            let mut seen = std::collections::HashSet::new();
+            let mut repeated = self.0;
+            while let Some(key) = map.next_key::<String>()? {
+                map.next_value::<serde::de::IgnoredAny>()?;
+                repeated |= !seen.insert(key);
+            }
+            Ok(repeated)
+        }
+    }
+    impl<'de> serde::de::DeserializeSeed<'de> for Keys {
+        type Value = bool;
+        fn deserialize<D: serde::Deserializer<'de>>(
+            self,
+            deserializer: D,
+        ) -> Result<bool, D::Error> {
+            deserializer.deserialize_any(self)
+        }
+    }
+    let mut deserializer = serde_json::Deserializer::from_slice(body);
+    serde::de::DeserializeSeed::deserialize(Keys(false), &mut deserializer).unwrap_or(false)
 }
 
 /// The body of the first frame of `data` and what follows it, as the server's screen reads
