@@ -9,6 +9,8 @@
 //! interrupt or a failure leaves it exactly as it was. The summary message names the
 //! session file, which keeps the whole conversation for exact details.
 
+use std::sync::Arc;
+
 use larik_protocol::event::ErrorKind;
 use larik_protocol::{Block, Event, Message, ResultPart, StopReason, Usage};
 use larik_providers::ProviderError;
@@ -123,7 +125,7 @@ impl Runner {
         let mut usage = Usage::default();
         let mut trimmed = false;
         let response = loop {
-            let request = self.request_with(messages.clone());
+            let request = self.request_with(Arc::new(messages.clone()));
             match self.request_once(request, cancel, Deltas::Hide).await {
                 RequestOutcome::Done(response) => break response,
                 RequestOutcome::Cancelled => return Summarised::Cancelled,
@@ -164,7 +166,7 @@ impl Runner {
             });
             return Summarised::Failed(usage);
         }
-        let kept = self.transcript.split_off(summarised);
+        let kept = Arc::make_mut(&mut self.transcript).split_off(summarised);
         let mid_work = cause != Cause::Requested && kept.is_empty();
         let text = summary_message(&summary, &self.session_path(), mid_work);
         let replaced = self.record_compaction(&text);

@@ -43,7 +43,7 @@ impl Evaluator for ModelEvaluator {
             .map_or(MAX_ANSWER_TOKENS, |limit| limit.min(MAX_ANSWER_TOKENS));
         let request = Arc::new(ModelRequest {
             system: String::new(),
-            messages: vec![Message::user_text(prompt)],
+            messages: Arc::new(vec![Message::user_text(prompt)]),
             tools: Vec::new(),
             max_output_tokens,
             reasoning: None,

@@ -96,7 +96,9 @@ pub(crate) struct Runner {
     pub(crate) config: AgentConfig,
     pub(crate) client: Arc<dyn ModelClient>,
     pub(crate) model_name: String,
-    pub(crate) transcript: Vec<Message>,
+    /// The conversation, shared with the requests made of it: a request takes a reference,
+    /// not a copy, and a message added while no request holds it is pushed in place.
+    pub(crate) transcript: Arc<Vec<Message>>,
     session: SessionWriter,
     session_failed: bool,
     pub(crate) usage: Usage,
@@ -176,7 +178,7 @@ impl Runner {
             starts_with_summary: session.starts_with_summary,
             model_name: model_name.clone(),
             client,
-            transcript: session.messages,
+            transcript: Arc::new(session.messages),
             session: session.writer,
             session_failed: false,
             usage: session.usage,
@@ -430,7 +432,7 @@ impl Runner {
         if let Err(error) = self.session.append_message(&message) {
             self.report_session_error(error);
         }
-        self.transcript.push(message);
+        Arc::make_mut(&mut self.transcript).push(message);
     }
 
     /// Keeps a note for the next prompt in the session file, so a later run delivers it
@@ -449,7 +451,7 @@ impl Runner {
             self.report_session_error(error);
         }
         let replaced = self.transcript.len();
-        self.transcript = vec![Message::user_text(summary)];
+        self.transcript = Arc::new(vec![Message::user_text(summary)]);
         self.starts_with_summary = true;
         self.measured = None;
         // The model no longer holds the files' text, so it must read a file again before

@@ -370,7 +370,7 @@ impl Runner {
     /// The request for `messages` with this context's system prompt and tools. Every
     /// request of a context is built here so the system prompt and tools, the prompt-cache
     /// prefix, are always the same.
-    pub(crate) fn request_with(&self, messages: Vec<Message>) -> Arc<ModelRequest> {
+    pub(crate) fn request_with(&self, messages: Arc<Vec<Message>>) -> Arc<ModelRequest> {
         Arc::new(ModelRequest {
             system: self.system_prompt.text.clone(),
             messages,

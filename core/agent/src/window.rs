@@ -166,7 +166,7 @@ mod tests {
     fn request(messages: Vec<Message>) -> Arc<ModelRequest> {
         Arc::new(ModelRequest {
             system: "s".repeat(400),
-            messages,
+            messages: Arc::new(messages),
             tools: Vec::new(),
             max_output_tokens: 1000,
             reasoning: None,

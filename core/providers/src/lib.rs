@@ -58,7 +58,8 @@ pub struct ModelRequest {
     pub system: String,
     /// The conversation so far. Blocks the provider may not receive are dropped by
     /// [`replay::replayable_blocks`].
-    pub messages: Vec<Message>,
+    /// Shared, so a request need not copy the conversation it is made of.
+    pub messages: Arc<Vec<Message>>,
     /// Tools, sorted by name.
     pub tools: Vec<ToolSpec>,
     /// Output token limit.

@@ -554,7 +554,7 @@ async fn tool_schemas_go_verbatim_as_json_schema() {
             "additionalProperties": false, "properties": {"old": {"type": "string"}}}}}});
     let request = Arc::new(ModelRequest {
         system: String::new(),
-        messages: vec![Message::user_text("hi")],
+        messages: Arc::new(vec![Message::user_text("hi")]),
         tools: vec![larik_providers::ToolSpec {
             name: "multi_edit".into(),
             description: "Edit".into(),

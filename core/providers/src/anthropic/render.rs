@@ -8,7 +8,7 @@
 use larik_protocol::{Block, Message, ResultPart, Role};
 use serde::Serialize;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::replay::replayable_blocks;
 use crate::{ModelRequest, ReasoningEffort};
@@ -18,12 +18,87 @@ use super::PROVIDER;
 /// The smallest thinking budget the API accepts.
 const MIN_THINKING_BUDGET: u32 = 1024;
 
-/// A content block: built here, or a stored provider block sent byte for byte.
+/// A content block, borrowing the conversation's text and data, or a stored provider block
+/// sent byte for byte. Each kind's fields are in alphabetical order, so a block is
+/// serialised the same way in every request (the prompt cache reads byte-exact prefixes).
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
 enum WireBlock<'a> {
-    Json(Value),
+    Text {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<Ephemeral>,
+        text: &'a str,
+        r#type: Kind,
+    },
+    Image {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<Ephemeral>,
+        source: ImageSource<'a>,
+        r#type: Kind,
+    },
+    Thinking {
+        signature: &'a str,
+        thinking: &'a str,
+        r#type: Kind,
+    },
+    ToolUse {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<Ephemeral>,
+        id: &'a str,
+        input: ToolInput<'a>,
+        name: &'a str,
+        r#type: Kind,
+    },
+    ToolResult {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<Ephemeral>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        content: Vec<WireBlock<'a>>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+        r#type: Kind,
+        tool_use_id: &'a str,
+    },
     Raw(&'a RawValue),
+}
+
+/// The `type` of a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+enum Kind {
+    Text,
+    Image,
+    Thinking,
+    ToolUse,
+    ToolResult,
+}
+
+/// A prompt-cache breakpoint: `{"type": "ephemeral"}`.
+#[derive(Debug, Clone, Copy, Serialize)]
+struct Ephemeral {
+    r#type: &'static str,
+}
+
+const EPHEMERAL: Ephemeral = Ephemeral {
+    r#type: "ephemeral",
+};
+
+#[derive(Debug, Serialize)]
+struct ImageSource<'a> {
+    data: &'a str,
+    media_type: &'a str,
+    r#type: &'static str,
+}
+
+/// A tool call's arguments: the object the model sent, or what it sent instead wrapped in
+/// one.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum ToolInput<'a> {
+    Object(&'a Value),
+    Invalid {
+        _invalid_arguments: std::borrow::Cow<'a, str>,
+    },
 }
 
 #[derive(Debug, Serialize)]
@@ -126,90 +201,109 @@ fn render_messages<'a>(messages: &'a [Message], model: &str) -> Vec<WireMessage<
             // The API wants a user message's tool results before anything else in it.
             message
                 .content
-                .sort_by_key(|block| !is_type(block, "tool_result"));
+                .sort_by_key(|block| !matches!(block, WireBlock::ToolResult { .. }));
         }
     }
     out
-}
-
-fn is_type(block: &WireBlock<'_>, kind: &str) -> bool {
-    matches!(block, WireBlock::Json(value) if value.get("type").and_then(Value::as_str) == Some(kind))
 }
 
 /// Puts a cache breakpoint on the last block that can carry one (thinking blocks and stored
 /// raw blocks cannot).
 fn mark_cache_breakpoint(content: &mut [WireBlock<'_>]) {
     for block in content.iter_mut().rev() {
-        if let WireBlock::Json(Value::Object(object)) = block
-            && object.get("type").and_then(Value::as_str) != Some("thinking")
-        {
-            object.insert("cache_control".into(), ephemeral());
-            return;
+        match block {
+            WireBlock::Text { cache_control, .. }
+            | WireBlock::Image { cache_control, .. }
+            | WireBlock::ToolUse { cache_control, .. }
+            | WireBlock::ToolResult { cache_control, .. } => {
+                *cache_control = Some(EPHEMERAL);
+                return;
+            }
+            WireBlock::Thinking { .. } | WireBlock::Raw(_) => {}
         }
     }
 }
 
 fn render_block(block: &Block) -> Option<WireBlock<'_>> {
-    let value = match block {
+    let block = match block {
         // The API rejects empty text blocks.
         Block::Text { text } if text.is_empty() => return None,
-        Block::Text { text } => json!({"type": "text", "text": text}),
+        Block::Text { text } => text_block(text),
         Block::Image { media_type, data } => image(media_type, data),
         Block::Thinking {
             text,
             signature: Some(signature),
             ..
-        } => json!({"type": "thinking", "thinking": text, "signature": signature}),
+        } => WireBlock::Thinking {
+            signature,
+            thinking: text,
+            r#type: Kind::Thinking,
+        },
         Block::Thinking {
             signature: None, ..
         } => return None,
         // A stored block that is not JSON (a damaged session) cannot be sent; dropping it
         // costs the model some reasoning, not the conversation.
         Block::Opaque { raw, .. } => return serde_json::from_str(raw).ok().map(WireBlock::Raw),
-        Block::ToolCall { id, name, input } => {
-            json!({"type": "tool_use", "id": id, "name": name, "input": tool_input(input)})
-        }
+        Block::ToolCall { id, name, input } => WireBlock::ToolUse {
+            cache_control: None,
+            id,
+            input: tool_input(input),
+            name,
+            r#type: Kind::ToolUse,
+        },
         Block::ToolResult {
             call_id,
             content,
             is_error,
-        } => {
-            let mut result = Map::new();
-            result.insert("type".into(), "tool_result".into());
-            result.insert("tool_use_id".into(), call_id.clone().into());
-            if !content.is_empty() {
-                let parts = content
-                    .iter()
-                    .map(|part| match part {
-                        ResultPart::Text { text } => json!({"type": "text", "text": text}),
-                        ResultPart::Image { media_type, data } => image(media_type, data),
-                    })
-                    .collect();
-                result.insert("content".into(), Value::Array(parts));
-            }
-            if *is_error {
-                result.insert("is_error".into(), true.into());
-            }
-            Value::Object(result)
-        }
+        } => WireBlock::ToolResult {
+            cache_control: None,
+            content: content
+                .iter()
+                .map(|part| match part {
+                    ResultPart::Text { text } => text_block(text),
+                    ResultPart::Image { media_type, data } => image(media_type, data),
+                })
+                .collect(),
+            is_error: *is_error,
+            r#type: Kind::ToolResult,
+            tool_use_id: call_id,
+        },
     };
-    Some(WireBlock::Json(value))
+    Some(block)
 }
 
-fn image(media_type: &str, data: &str) -> Value {
-    json!({
-        "type": "image",
-        "source": {"type": "base64", "media_type": media_type, "data": data},
-    })
+fn text_block(text: &str) -> WireBlock<'_> {
+    WireBlock::Text {
+        cache_control: None,
+        text,
+        r#type: Kind::Text,
+    }
+}
+
+fn image<'a>(media_type: &'a str, data: &'a str) -> WireBlock<'a> {
+    WireBlock::Image {
+        cache_control: None,
+        source: ImageSource {
+            data,
+            media_type,
+            r#type: "base64",
+        },
+        r#type: Kind::Image,
+    }
 }
 
 /// The API wants an object; arguments the model sent that were not a JSON object are sent
 /// back wrapped, so the transcript stays truthful about what it said.
-fn tool_input(input: &Value) -> Value {
+fn tool_input(input: &Value) -> ToolInput<'_> {
     match input {
-        Value::Object(_) => input.clone(),
-        Value::String(text) => json!({"_invalid_arguments": text}),
-        other => json!({"_invalid_arguments": other.to_string()}),
+        Value::Object(_) => ToolInput::Object(input),
+        Value::String(text) => ToolInput::Invalid {
+            _invalid_arguments: text.into(),
+        },
+        other => ToolInput::Invalid {
+            _invalid_arguments: other.to_string().into(),
+        },
     }
 }
 
@@ -223,7 +317,7 @@ mod tests {
     fn request(messages: Vec<Message>) -> ModelRequest {
         ModelRequest {
             system: "You are Larik.".into(),
-            messages,
+            messages: std::sync::Arc::new(messages),
             tools: vec![
                 ToolSpec {
                     name: "edit".into(),

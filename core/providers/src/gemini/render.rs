@@ -28,7 +28,7 @@ pub(super) fn request_body(model: &str, request: &ModelRequest) -> Vec<u8> {
     let family = Family::of(model);
     let own_model = format!("{PROVIDER}/{model}");
     let mut contents = Vec::new();
-    for message in &request.messages {
+    for message in request.messages.iter() {
         let blocks = replayable_blocks(message, PROVIDER, model);
         let (role, parts) = match message.role {
             Role::User => ("user", user_parts(&blocks, &names)),
@@ -285,7 +285,7 @@ mod tests {
     fn request(messages: Vec<Message>, reasoning: Option<ReasoningEffort>) -> ModelRequest {
         ModelRequest {
             system: "Be brief.".into(),
-            messages,
+            messages: std::sync::Arc::new(messages),
             tools: vec![
                 ToolSpec {
                     name: "bash".into(),

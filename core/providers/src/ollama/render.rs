@@ -64,7 +64,7 @@ pub(super) fn request_body(model: &str, request: &ModelRequest, settings: &Setti
     // Tool names by call id, and the order of the calls still waiting for results.
     let mut names: HashMap<&str, &str> = HashMap::new();
     let mut last_calls: Vec<&str> = Vec::new();
-    for message in &request.messages {
+    for message in request.messages.iter() {
         let blocks = replayable_blocks(message, PROVIDER, model);
         match message.role {
             Role::User => render_user(&blocks, &names, &last_calls, &mut messages),
@@ -219,7 +219,7 @@ mod tests {
     fn request(messages: Vec<Message>) -> ModelRequest {
         ModelRequest {
             system: "Be brief.".into(),
-            messages,
+            messages: std::sync::Arc::new(messages),
             tools: vec![ToolSpec {
                 name: "read".into(),
                 description: "Read a file".into(),

@@ -17,7 +17,7 @@ pub(super) fn request_body(provider: &str, model: &str, request: &ModelRequest) 
     if !request.system.is_empty() {
         messages.push(json!({"role": "system", "content": request.system}));
     }
-    for message in &request.messages {
+    for message in request.messages.iter() {
         let blocks = replayable_blocks(message, provider, model);
         match message.role {
             Role::User => render_user(&blocks, &mut messages),
@@ -156,7 +156,7 @@ mod tests {
     fn body(messages: Vec<Message>) -> (String, Value) {
         let request = ModelRequest {
             system: "Be brief.".into(),
-            messages,
+            messages: std::sync::Arc::new(messages),
             tools: vec![ToolSpec {
                 name: "read".into(),
                 description: "Read a file".into(),

@@ -42,7 +42,7 @@ struct Body<'a> {
 /// The JSON body of a streaming Responses request for `model`.
 pub(super) fn request_body(model: &str, request: &ModelRequest) -> Vec<u8> {
     let mut input = Vec::new();
-    for message in &request.messages {
+    for message in request.messages.iter() {
         let blocks = replayable_blocks(message, PROVIDER, model);
         match message.role {
             Role::User => render_user(&blocks, &mut input),
@@ -186,7 +186,7 @@ mod tests {
     fn request(messages: Vec<Message>) -> ModelRequest {
         ModelRequest {
             system: "You are Larik.".into(),
-            messages,
+            messages: std::sync::Arc::new(messages),
             tools: vec![ToolSpec {
                 name: "read".into(),
                 description: "Read a file".into(),

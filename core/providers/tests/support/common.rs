@@ -36,7 +36,7 @@ pub fn request_with(
 ) -> Arc<ModelRequest> {
     Arc::new(ModelRequest {
         system: "You are a test.".into(),
-        messages,
+        messages: Arc::new(messages),
         tools: vec![ToolSpec {
             name: "read".into(),
             description: "Read a file".into(),
