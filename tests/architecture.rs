@@ -109,6 +109,9 @@ fn dependencies_point_one_way() {
             if deps.contains("larik-testkit") {
                 wrong.push("larik-server -> larik-testkit (test support in the binary)".into());
             }
+            if deps.contains("larik-fuzz") {
+                wrong.push("larik-server -> larik-fuzz (the fuzz targets in the binary)".into());
+            }
             continue;
         }
         let Some(permitted) = allowed.get(krate.as_str()) else {

@@ -18,7 +18,8 @@
 //! 200); and a TLS endpoint that accepts connections and never answers the handshake. The
 //! data-directory faults run Larik in a user and mount namespace of its own (`unshare`,
 //! `nsenter` from util-linux), where the data directory is a small tmpfs that fills up
-//! (before the session starts, and in the middle of a turn) or a read-only bind mount.
+//! (before the session starts, and in the middle of a turn), a tmpfs that runs out of
+//! inodes (so a write's checkpoint cannot be made), or a read-only bind mount.
 //!
 //! No case measures time: waits are checked through the request counts the fake server
 //! records and the retry notices Larik prints. Retry budgets are shortened with Claude
@@ -947,4 +948,101 @@ async fn a_read_only_data_dir_is_one_error_and_changes_nothing() {
     );
     project.consistent_session(&["first"]);
     project.resumes(&["first"]).await;
+}
+
+/// A data directory out of inodes mid-session: the session file still takes lines, but the
+/// checkpoint a write needs cannot be made, so the write is refused (nothing changes that
+/// `/undo` could not restore) and the model is told why; with room again the same write
+/// goes through, and `/undo` takes it back.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_data_dir_out_of_inodes_refuses_a_write_it_cannot_save_for_undo() {
+    let project = Project::new();
+    let data = project.xdg_data_home();
+    let namespace = Namespace::start(
+        r#"mount -t tmpfs -o size=4m,nr_inodes=400 tmpfs "$1""#,
+        &data,
+    )
+    .await;
+    let one = project.cwd().join("one.txt");
+    let two = project.cwd().join("two.txt");
+    let write = |id: &str, path: &Path, content: &str| {
+        turn().tool_call(
+            id,
+            "write",
+            json!({"file_path": path.display().to_string(), "content": content}),
+        )
+    };
+    let server = FakeModelServer::start().await;
+    // The first turn writes a file, so the session's checkpoint store exists.
+    server.enqueue(write("w1", &one, "one\n"));
+    server.enqueue(turn().text("Wrote one."));
+    let base_url = server.anthropic_base_url();
+    project
+        .larik_in(
+            &namespace,
+            &base_url,
+            &[],
+            &["--permission-mode", "acceptEdits", "-p", "write one"],
+        )
+        .await
+        .succeeded();
+    assert_eq!(std::fs::read_to_string(&one).expect("one.txt"), "one\n");
+
+    // Every inode taken: files that exist can still grow, no new file can be made.
+    let fillers = namespace.path(&data).join("fillers");
+    std::fs::create_dir(&fillers).expect("mkdir fillers");
+    let full = (0..100_000)
+        .find_map(|n| std::fs::File::create(fillers.join(n.to_string())).err())
+        .expect("the tmpfs runs out of inodes");
+    assert_eq!(full.raw_os_error(), Some(libc::ENOSPC), "{full}");
+
+    server.enqueue(write("w2", &two, "two\n"));
+    server.enqueue(turn().text("It could not be written."));
+    let run = project
+        .larik_in(
+            &namespace,
+            &base_url,
+            &[],
+            &["--permission-mode", "acceptEdits", "-c", "-p", "write two"],
+        )
+        .await;
+    run.succeeded();
+    assert_eq!(run.stdout, "It could not be written.\n");
+    assert!(!two.exists(), "nothing written that could not be undone");
+    let result = server.requests()[3]
+        .tool_result_text("w2")
+        .expect("the write's result");
+    assert!(
+        result.starts_with(&format!(
+            "Nothing was written: {} could not be saved for undo first (",
+            two.display()
+        )) && result.contains("No space left on device"),
+        "{result}"
+    );
+    server.assert_no_violations();
+    let inside = namespace.path(&data);
+    project.consistent_session_at(&inside, &["write one", "write two"]);
+
+    // Inodes free again: the write goes through, and `/undo` removes the file it made.
+    std::fs::remove_dir_all(&fillers).expect("free the inodes");
+    server.enqueue(write("w3", &two, "two\n"));
+    server.enqueue(turn().text("Wrote two."));
+    project
+        .larik_in(
+            &namespace,
+            &base_url,
+            &[],
+            &["--permission-mode", "acceptEdits", "-c", "-p", "try again"],
+        )
+        .await
+        .succeeded();
+    assert_eq!(std::fs::read_to_string(&two).expect("two.txt"), "two\n");
+    project
+        .larik_in(&namespace, &base_url, &[], &["-c", "-p", "/undo"])
+        .await
+        .succeeded();
+    assert!(!two.exists(), "/undo removed the file the last write made");
+    assert_eq!(std::fs::read_to_string(&one).expect("one.txt"), "one\n");
+    server.assert_no_violations();
+    project.consistent_session_at(&inside, &["write one", "write two", "try again"]);
 }

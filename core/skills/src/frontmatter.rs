@@ -63,7 +63,7 @@ pub fn read(text: &str) -> Result<(Frontmatter, String), String> {
             None => true,
         })
         .collect();
-    let fields = crate::yaml::read(&yaml)?;
+    let fields = larik_tools::yaml::read(&yaml)?;
     let fields = match fields {
         Value::Mapping(fields) => fields,
         Value::Null => Default::default(),

@@ -12,7 +12,6 @@ pub mod discover;
 pub mod expand;
 pub mod frontmatter;
 pub mod tool;
-mod yaml;
 
 pub use discover::{
     Discovered, Entry, Kind, Overridden, SkillRoots, Skipped, discover, search_roots,

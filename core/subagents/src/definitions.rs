@@ -158,7 +158,7 @@ fn read(file: &Path) -> Result<Definition, String> {
 /// The definition `text` holds (named `stem` unless its frontmatter names it).
 pub fn parse(text: &str, stem: &str) -> Result<Definition, String> {
     let (front, body) = split(text).ok_or("it does not start with `---` frontmatter")?;
-    let fields = crate::yaml::read(front)?;
+    let fields = larik_tools::yaml::read(front)?;
     let fields = match fields {
         Value::Mapping(fields) => fields,
         Value::Null => Default::default(),

@@ -10,7 +10,6 @@ mod slots;
 mod task;
 mod waiting;
 mod worktree;
-mod yaml;
 
 pub use definitions::{
     Definition, DefinitionRoots, Discovered, Isolation, Origin, builtins, discover, parse,

@@ -31,6 +31,7 @@ mod todo;
 mod tracker;
 mod walk;
 mod write;
+pub mod yaml;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,9 +1,11 @@
-//! YAML read with a bound on what its aliases expand to. An alias repeats its anchor's
-//! value wherever it appears, so a few lines of anchors and aliases can stand for billions
-//! of values ("billion laughs"); `serde_yaml_ng` limits how often aliases are followed, but
-//! not what each one copies, and one large anchor repeated by many aliases still expands to
-//! the product of their counts. The document is first walked as it would expand, counting
-//! values without keeping any, and refused past [`MOST_VALUES`]; only then is it read.
+//! YAML read with a bound on what its aliases expand to, for the frontmatter of skill,
+//! command and subagent files (`larik-skills`, `larik-subagents`). An alias repeats its
+//! anchor's value wherever it appears, so a few lines of anchors and aliases can stand for
+//! billions of values ("billion laughs"); `serde_yaml_ng` limits how often aliases are
+//! followed, but not what each one copies, and one large anchor repeated by many aliases
+//! still expands to the product of their counts. The document is first walked as it would
+//! expand, counting values without keeping any, and refused past [`MOST_VALUES`]; only then
+//! is it read.
 
 use std::cell::Cell;
 use std::fmt;
@@ -14,11 +16,11 @@ use serde::de::{
 use serde_yaml_ng::Value;
 
 /// The most values a frontmatter block may expand to; real ones hold a few dozen.
-pub(crate) const MOST_VALUES: usize = 10_000;
+pub const MOST_VALUES: usize = 10_000;
 
 /// `text` read as YAML; the error is a predicate for the frontmatter ("its frontmatter is
 /// not YAML: …").
-pub(crate) fn read(text: &str) -> Result<Value, String> {
+pub fn read(text: &str) -> Result<Value, String> {
     let left = Cell::new(MOST_VALUES);
     if let Err(error) = Count(&left).deserialize(serde_yaml_ng::Deserializer::from_str(text)) {
         if left.get() == 0 {
