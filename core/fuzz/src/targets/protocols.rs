@@ -9,6 +9,7 @@
 //! so mutations inside a body keep the frames whole. The rest of the input is the stream.
 
 mod acp;
+mod editor;
 mod lsp_child;
 mod lsp_front;
 mod mcp;
@@ -166,12 +167,15 @@ struct Pieces {
     ready: bool,
 }
 
-impl AsyncRead for Pieces {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
+impl Pieces {
+    /// Whether every byte was handed out.
+    fn is_done(&self) -> bool {
+        self.at >= self.data.len()
+    }
+
+    /// The next piece, at most `room` bytes; every other poll is not ready (and wakes
+    /// itself), as a pipe would be.
+    fn next_piece(&mut self, room: usize, cx: &mut Context<'_>) -> Poll<&[u8]> {
         if self.piece != usize::MAX && !self.ready {
             self.ready = true;
             cx.waker().wake_by_ref();
@@ -182,11 +186,24 @@ impl AsyncRead for Pieces {
             .data
             .len()
             .min(self.at.saturating_add(self.piece))
-            .min(self.at + buf.remaining());
+            .min(self.at + room);
         let at = self.at;
-        buf.put_slice(&self.data[at..end]);
         self.at = end;
-        Poll::Ready(Ok(()))
+        Poll::Ready(&self.data[at..end])
+    }
+}
+
+impl AsyncRead for Pieces {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let room = buf.remaining();
+        self.get_mut().next_piece(room, cx).map(|piece| {
+            buf.put_slice(piece);
+            Ok(())
+        })
     }
 }
 

@@ -15,19 +15,16 @@
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Waker};
-use std::time::Duration;
+use std::task::{Context, Poll};
 
 use larik_server::fuzzing::fronts::{self, AcpSessionWork};
 use serde_json::Value;
 
+use super::editor::{Editor, EditorOutput};
 use super::{Arrival, block_on, check_answers, other_ids, requests};
 
 /// The most lines one case sends over the connection.
 const MAX_LINES: usize = 6;
-
-/// How long the editor waits for its answers before it closes the connection anyway.
-const PATIENCE: Duration = Duration::from_secs(3);
 
 /// The id of the stored session of the project `/`.
 pub(super) const STORED_ID: &str = "20250101-000000-f022ed";
@@ -143,20 +140,8 @@ pub(super) fn run(input: &[u8]) {
         .filter_map(|line| serde_json::from_slice(line).ok())
         .collect();
     let asked = requests(&messages);
-    let editor = Arc::new(Mutex::new(Editor {
-        written: Vec::new(),
-        scanned: 0,
-        waiting: asked.clone(),
-        waker: None,
-    }));
-    let input = Input {
-        data: arrival.data.to_vec(),
-        at: 0,
-        piece: arrival.piece.unwrap_or(usize::MAX),
-        ready: false,
-        editor: Arc::clone(&editor),
-        deadline: None,
-    };
+    let editor = Editor::new(asked.clone());
+    let input = Input(EditorOutput::new(arrival.reader(), &editor));
     let output = Output {
         editor: Arc::clone(&editor),
     };
@@ -216,65 +201,19 @@ fn check_session_work(work: &AcpSessionWork) {
     }
 }
 
-/// The editor's side of the connection: what it has read, and the answers it waits for.
-struct Editor {
-    written: Vec<u8>,
-    /// How much of `written` was looked at for answers.
-    scanned: usize,
-    /// The ids of requests not answered yet.
-    waiting: Vec<String>,
-    /// The reader, waiting to close the connection once every request is answered.
-    waker: Option<Waker>,
-}
-
-/// What the editor writes: the input in pieces, then nothing until every request is
-/// answered (or its patience ends), then the end.
-struct Input {
-    data: Vec<u8>,
-    at: usize,
-    piece: usize,
-    ready: bool,
-    editor: Arc<Mutex<Editor>>,
-    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
-}
+/// What the editor writes, as the ACP connection reads it.
+struct Input(EditorOutput);
 
 impl futures::AsyncRead for Input {
     fn poll_read(
-        mut self: Pin<&mut Self>,
+        self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &mut [u8],
     ) -> Poll<std::io::Result<usize>> {
-        if self.at < self.data.len() {
-            if self.piece != usize::MAX && !self.ready {
-                self.ready = true;
-                cx.waker().wake_by_ref();
-                return Poll::Pending;
-            }
-            self.ready = false;
-            let end = self
-                .data
-                .len()
-                .min(self.at.saturating_add(self.piece))
-                .min(self.at + buf.len());
-            let count = end - self.at;
-            buf[..count].copy_from_slice(&self.data[self.at..end]);
-            self.at = end;
-            return Poll::Ready(Ok(count));
-        }
-        {
-            let mut editor = self.editor.lock().expect("not poisoned");
-            if editor.waiting.is_empty() {
-                return Poll::Ready(Ok(0));
-            }
-            editor.waker = Some(cx.waker().clone());
-        }
-        let deadline = self
-            .deadline
-            .get_or_insert_with(|| Box::pin(tokio::time::sleep(PATIENCE)));
-        match deadline.as_mut().poll(cx) {
-            Poll::Ready(()) => Poll::Ready(Ok(0)),
-            Poll::Pending => Poll::Pending,
-        }
+        self.get_mut().0.poll_next(buf.len(), cx).map(|piece| {
+            buf[..piece.len()].copy_from_slice(piece);
+            Ok(piece.len())
+        })
     }
 }
 
@@ -296,22 +235,12 @@ impl futures::AsyncWrite for Output {
             .position(|&byte| byte == b'\n')
         {
             let line_end = editor.scanned + end;
-            let line = editor.written[editor.scanned..line_end].to_vec();
+            let message =
+                serde_json::from_slice::<Value>(&editor.written[editor.scanned..line_end]).ok();
             editor.scanned = line_end + 1;
-            if let Ok(message) = serde_json::from_slice::<Value>(&line)
-                && message.get("method").is_none()
-            {
-                let id = message.get("id").unwrap_or(&Value::Null).to_string();
-                if let Some(at) = editor.waiting.iter().position(|waiting| *waiting == id) {
-                    editor.waiting.remove(at);
-                }
-            }
+            editor.read(message);
         }
-        if editor.waiting.is_empty()
-            && let Some(waker) = editor.waker.take()
-        {
-            waker.wake();
-        }
+        editor.wake_if_answered();
         Poll::Ready(Ok(buf.len()))
     }
 

@@ -11,18 +11,15 @@
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Waker};
-use std::time::Duration;
+use std::task::{Context, Poll};
 
 use larik_server::fuzzing::fronts;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::acp::HOME;
+use super::editor::{Editor, EditorOutput};
 use super::{Arrival, block_on, check_answers, other_ids, reframed, requests};
-
-/// How long the editor waits for its answers before it closes the connection anyway.
-const PATIENCE: Duration = Duration::from_secs(3);
 
 /// Fragments of LSP messages an editor sends.
 pub(super) const TOKENS: &[&str] = &[
@@ -77,33 +74,14 @@ pub(super) fn run(input: &[u8]) {
     // Requests read after `exit` are never read.
     let before_exit = messages.iter().position(is_exit).unwrap_or(messages.len());
     let asked = requests(&messages[..before_exit]);
-    let editor = Arc::new(Mutex::new(Editor {
-        written: Vec::new(),
-        scanned: 0,
-        waiting: asked.clone(),
-        done: false,
-        waker: None,
-    }));
-    let input = Input {
-        data: arrival.data.to_vec(),
-        at: 0,
-        piece: arrival.piece.unwrap_or(usize::MAX),
-        ready: false,
-        editor: Arc::clone(&editor),
-        deadline: None,
-    };
+    let editor = Editor::new(asked.clone());
+    let input = Input(EditorOutput::new(arrival.reader(), &editor));
     let output = Output {
         editor: Arc::clone(&editor),
     };
     HOME.with(|(_, home)| block_on(fronts::serve_lsp(home, input, output)));
     // After `exit` the screen may still wait for the editor: let it end.
-    {
-        let mut editor = editor.lock().expect("not poisoned");
-        editor.done = true;
-        if let Some(waker) = editor.waker.take() {
-            waker.wake();
-        }
-    }
+    editor.lock().expect("not poisoned").end();
     block_on(async {
         for _ in 0..4 {
             tokio::task::yield_now().await;
@@ -251,67 +229,20 @@ fn frame(data: &[u8]) -> Option<(&[u8], &[u8])> {
     (rest.len() >= length).then(|| rest.split_at(length))
 }
 
-/// The editor's side of the connection: what it has read, and the answers it waits for.
-struct Editor {
-    written: Vec<u8>,
-    /// How much of `written` was looked at for answers.
-    scanned: usize,
-    /// The ids of requests not answered yet.
-    waiting: Vec<String>,
-    /// The server has ended: the editor closes its side.
-    done: bool,
-    /// The reader, waiting to close the connection once every request is answered.
-    waker: Option<Waker>,
-}
-
-/// What the editor writes: the input in pieces, then nothing until every request is
-/// answered (or its patience ends), then the end.
-struct Input {
-    data: Vec<u8>,
-    at: usize,
-    piece: usize,
-    ready: bool,
-    editor: Arc<Mutex<Editor>>,
-    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
-}
+/// What the editor writes, as the server reads it.
+struct Input(EditorOutput);
 
 impl AsyncRead for Input {
     fn poll_read(
-        mut self: Pin<&mut Self>,
+        self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
-        if self.at < self.data.len() {
-            if self.piece != usize::MAX && !self.ready {
-                self.ready = true;
-                cx.waker().wake_by_ref();
-                return Poll::Pending;
-            }
-            self.ready = false;
-            let end = self
-                .data
-                .len()
-                .min(self.at.saturating_add(self.piece))
-                .min(self.at + buf.remaining());
-            let at = self.at;
-            buf.put_slice(&self.data[at..end]);
-            self.at = end;
-            return Poll::Ready(Ok(()));
-        }
-        {
-            let mut editor = self.editor.lock().expect("not poisoned");
-            if editor.waiting.is_empty() || editor.done {
-                return Poll::Ready(Ok(()));
-            }
-            editor.waker = Some(cx.waker().clone());
-        }
-        let deadline = self
-            .deadline
-            .get_or_insert_with(|| Box::pin(tokio::time::sleep(PATIENCE)));
-        match deadline.as_mut().poll(cx) {
-            Poll::Ready(()) => Poll::Ready(Ok(())),
-            Poll::Pending => Poll::Pending,
-        }
+        let room = buf.remaining();
+        self.get_mut().0.poll_next(room, cx).map(|piece| {
+            buf.put_slice(piece);
+            Ok(())
+        })
     }
 }
 
@@ -330,31 +261,16 @@ impl AsyncWrite for Output {
         editor.written.extend_from_slice(buf);
         loop {
             let scanned = editor.scanned;
-            let (message, consumed) = {
-                let unread = &editor.written[scanned..];
-                let Some((body, rest)) = frame(unread) else {
-                    break;
-                };
-                (
-                    serde_json::from_slice::<Value>(body).ok(),
-                    unread.len() - rest.len(),
-                )
+            let unread = &editor.written[scanned..];
+            let Some((body, rest)) = frame(unread) else {
+                break;
             };
+            let message = serde_json::from_slice::<Value>(body).ok();
+            let consumed = unread.len() - rest.len();
             editor.scanned = scanned + consumed;
-            if let Some(message) = message
-                && message.get("method").is_none()
-            {
-                let id = message.get("id").unwrap_or(&Value::Null).to_string();
-                if let Some(at) = editor.waiting.iter().position(|waiting| *waiting == id) {
-                    editor.waiting.remove(at);
-                }
-            }
+            editor.read(message);
         }
-        if editor.waiting.is_empty()
-            && let Some(waker) = editor.waker.take()
-        {
-            waker.wake();
-        }
+        editor.wake_if_answered();
         Poll::Ready(Ok(buf.len()))
     }
 
