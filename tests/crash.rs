@@ -522,6 +522,15 @@ async fn sessions_edits_checkpoints_compactions_and_config_writes_survive_sigkil
         .ok()
         .and_then(|text| text.parse().ok())
         .unwrap_or(1);
+    // The kills are to land in the real sandbox: without bubblewrap Larik would fall back
+    // to Landlock, which makes no placeholders, and half of what is checked would not be.
+    let bubblewrap = std::process::Command::new("bwrap")
+        .args(["--ro-bind", "/", "/", "true"])
+        .status();
+    assert!(
+        bubblewrap.as_ref().is_ok_and(|status| status.success()),
+        "bubblewrap runs here (tests/run installs it): {bubblewrap:?}"
+    );
     let spans = [
         (Victim::EditAndRun, calibrate(Victim::EditAndRun).await),
         (Victim::Compact, calibrate(Victim::Compact).await),

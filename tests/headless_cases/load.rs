@@ -98,7 +98,7 @@ async fn a_hundred_megabytes_of_command_output_reach_the_model_cut() {
         .unwrap_or_else(|| {
             panic!(
                 "the result keeps its head and tail around a note: {}…",
-                &result[..result.len().min(300)]
+                result.chars().take(300).collect::<String>()
             )
         });
     assert_eq!(head, "x".repeat(limit / 2));
@@ -175,14 +175,16 @@ async fn a_fifty_megabyte_file_is_read_in_pages_and_edited_in_its_middle() {
     assert!(
         page.starts_with(&format!("{:>6}\t{}", TARGET - 5, line(TARGET - 5))),
         "the page starts at its offset: {}",
-        &page[..200]
+        page.chars().take(200).collect::<String>()
     );
     assert!(page.contains(&format!("{TARGET:>6}\t{}", line(TARGET))));
     assert!(
         page.contains("output limit of 30000 characters reached")
             && page.contains("use offset to read on (offset="),
         "the page ends with a note: {}",
-        &page[page.len().saturating_sub(300)..]
+        page.chars()
+            .skip(page.chars().count().saturating_sub(300))
+            .collect::<String>()
     );
     let edit = requests[3].tool_result_text("change").expect("edit");
     assert!(

@@ -198,8 +198,15 @@ pub fn cpu_time(pid: u32) -> Duration {
             .and_then(|field| field.parse().ok())
             .unwrap_or_else(|| panic!("no field {index} in /proc/{pid}/stat"))
     };
+    // SAFETY: sysconf reads a constant of the system and touches no memory of ours.
+    #[allow(unsafe_code)]
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let per_second = u64::try_from(per_second)
+        .ok()
+        .filter(|&rate| rate > 0)
+        .expect("the clock tick rate");
     // utime and stime are the 14th and 15th fields, the 12th and 13th after the command.
-    Duration::from_millis((ticks(11) + ticks(12)) * 10)
+    Duration::from_micros((ticks(11) + ticks(12)) * 1_000_000 / per_second)
 }
 
 /// The process's state after a turn.

@@ -191,17 +191,21 @@ fn install_hook() {
     });
 }
 
-/// Runs `target` on one input; the panic message when it panicked.
+/// Runs `target` on one input; the panic message when it panicked. A panic inside a task
+/// the case spawned counts too: the runtime catches it (the task just ends), but the hook
+/// saw it on this thread.
 pub fn run_case(target: &Target, input: &[u8]) -> Result<(), String> {
     install_hook();
+    LAST_PANIC.with(|last| last.borrow_mut().take());
     IN_CASE.with(|flag| flag.set(true));
     let outcome = std::panic::catch_unwind(|| (target.run)(input));
     IN_CASE.with(|flag| flag.set(false));
-    outcome.map_err(|_| {
-        LAST_PANIC
-            .with(|last| last.borrow_mut().take())
-            .unwrap_or_else(|| "a panic".to_string())
-    })
+    let last = LAST_PANIC.with(|last| last.borrow_mut().take());
+    match (outcome, last) {
+        (Ok(()), None) => Ok(()),
+        (Ok(()), Some(message)) => Err(format!("in a task the case spawned: {message}")),
+        (Err(_), last) => Err(last.unwrap_or_else(|| "a panic".to_string())),
+    }
 }
 
 /// Watches the running case: when one case runs past [`HANG_AFTER`], saves its input to
@@ -371,6 +375,32 @@ mod tests {
         run: fussy,
         tokens: &["boom"],
     };
+
+    /// Panics inside a task it spawns, which the runtime catches.
+    fn panics_in_a_task(data: &[u8]) {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime");
+        let shout = data.first() == Some(&b'!');
+        let task = runtime.spawn(async move { assert!(!shout, "the task shouted") });
+        assert!(runtime.block_on(task).is_err() == shout);
+    }
+
+    #[test]
+    fn a_panic_in_a_spawned_task_is_a_crash() {
+        let target = Target {
+            name: "tasks",
+            run: panics_in_a_task,
+            tokens: &[],
+        };
+        assert_eq!(run_case(&target, b"quiet"), Ok(()));
+        let error = run_case(&target, b"!").expect_err("a crash");
+        assert!(
+            error.starts_with("in a task the case spawned: the task shouted at "),
+            "{error}"
+        );
+        assert_eq!(run_case(&target, b"quiet"), Ok(()), "nothing carried over");
+    }
 
     #[test]
     fn crashes_are_caught_reported_once_and_saved() {

@@ -270,7 +270,23 @@ fn main() {
 
             let larik = runtime.block_on(measure_larik(source, &texts, &spec, &root, &path_dirs));
             std::fs::write(&path, &texts.fixed).expect("write the source file");
-            let bare = measure_bare(source, &texts, &spec, &root, Mode::Push);
+            // A server that never answers the bare client is reported, not a lost run.
+            let bare = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                measure_bare(source, &texts, &spec, &root, Mode::Push)
+            })) {
+                Ok(bare) => bare,
+                Err(panic) => {
+                    let why = panic
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| panic.downcast_ref::<&str>().map(|text| text.to_string()))
+                        .unwrap_or_default();
+                    rows.push(row(&name, "Larik", &larik));
+                    rows.push(format!("| {name} | bare client | failed: {why} | | | |"));
+                    targets.push((name.clone(), f64::NAN, larik.wrong));
+                    continue;
+                }
+            };
             // pyright registers pull diagnostics and then stops pushing, so Larik pulls from it;
             // a bare client that pulls too is the like-for-like comparison.
             let pulled = (source.server == "pyright").then(|| {
@@ -733,6 +749,16 @@ impl Bare {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+impl Drop for Bare {
+    /// A run given up on part way leaves no server behind.
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }
 

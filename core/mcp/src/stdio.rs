@@ -43,22 +43,31 @@ pub(crate) fn start(transport: &TransportSpec, log: &ServerLog) -> std::io::Resu
         .process_group(0)
         .kill_on_drop(true)
         .spawn()?;
-    if let Some(pid) = child.id() {
+    let group = child.id();
+    if let Some(pid) = group {
         // Killed with the other groups when Larik exits, whatever else happens.
         larik_sandbox::note_started_group(pid);
     }
     let stdout = child.stdout.take().expect("stdout was piped");
     let stdin = child.stdin.take().expect("stdin was piped");
     Ok(StdioChild {
-        child: ChildGroup(Some(child)),
+        child: ChildGroup {
+            child: Some(child),
+            group,
+        },
         stdout,
         stdin,
     })
 }
 
 /// A server process and the process group it leads, stopped when dropped (a handshake
-/// that fails or times out drops it), so nothing it started outlives it.
-pub(crate) struct ChildGroup(Option<Child>);
+/// that fails or times out drops it), so nothing it started outlives it. The group's id is
+/// kept apart from the process: once the server has been waited for, its process no longer
+/// knows its id, but what it started may still run in the group.
+pub(crate) struct ChildGroup {
+    child: Option<Child>,
+    group: Option<u32>,
+}
 
 impl ChildGroup {
     /// How the server ended, if it ends within `grace`: a server whose pipe closed is
@@ -67,31 +76,31 @@ impl ChildGroup {
         &mut self,
         grace: std::time::Duration,
     ) -> Option<std::process::ExitStatus> {
-        let child = self.0.as_mut()?;
+        let child = self.child.as_mut()?;
         tokio::time::timeout(grace, child.wait()).await.ok()?.ok()
     }
 
     /// Stops the group and waits for the server to end.
     pub(crate) async fn stop_and_wait(&mut self) {
-        if let Some(mut child) = self.0.take() {
-            stop(&mut child);
+        self.stop();
+        if let Some(mut child) = self.child.take() {
             let _ = child.wait().await;
+        }
+    }
+
+    /// Stops the process group (the server and what it started).
+    fn stop(&mut self) {
+        if let Some(group) = self.group.take() {
+            larik_sandbox::kill_process_group(group);
+        }
+        if let Some(child) = &mut self.child {
+            let _ = child.start_kill();
         }
     }
 }
 
 impl Drop for ChildGroup {
     fn drop(&mut self) {
-        if let Some(child) = &mut self.0 {
-            stop(child);
-        }
+        self.stop();
     }
-}
-
-/// Stops the process group `child` leads (the server and what it started).
-fn stop(child: &mut Child) {
-    if let Some(pid) = child.id() {
-        larik_sandbox::kill_process_group(pid);
-    }
-    let _ = child.start_kill();
 }

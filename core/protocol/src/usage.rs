@@ -29,14 +29,21 @@ fn is_zero(count: &u64) -> bool {
 }
 
 impl Usage {
-    /// Adds another usage to this one.
+    /// Adds another usage to this one. Counts stop at `u64::MAX` (a provider or a session
+    /// file may carry any number).
     pub fn add(&mut self, other: &Usage) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-        self.cache_read_tokens += other.cache_read_tokens;
-        self.cache_write_tokens += other.cache_write_tokens;
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.cache_read_tokens = self
+            .cache_read_tokens
+            .saturating_add(other.cache_read_tokens);
+        self.cache_write_tokens = self
+            .cache_write_tokens
+            .saturating_add(other.cache_write_tokens);
         self.cost_usd += other.cost_usd;
-        self.unpriced_requests += other.unpriced_requests;
+        self.unpriced_requests = self
+            .unpriced_requests
+            .saturating_add(other.unpriced_requests);
     }
 
     /// Whether the cost is known: every request counted went to a model with known prices.
@@ -64,5 +71,29 @@ impl Usage {
     /// Every input token, cached or not.
     pub fn total_input_tokens(&self) -> u64 {
         self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_summing_past_u64_stop_at_its_maximum() {
+        let mut total = Usage {
+            input_tokens: u64::MAX - 1,
+            output_tokens: 5,
+            unpriced_requests: u64::MAX,
+            ..Usage::default()
+        };
+        total.add(&Usage {
+            input_tokens: 10,
+            output_tokens: u64::MAX,
+            unpriced_requests: 1,
+            ..Usage::default()
+        });
+        assert_eq!(total.input_tokens, u64::MAX);
+        assert_eq!(total.output_tokens, u64::MAX);
+        assert_eq!(total.unpriced_requests, u64::MAX);
     }
 }

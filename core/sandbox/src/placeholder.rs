@@ -54,7 +54,12 @@ pub(crate) fn hold(path: &Path, kind: Kind) -> io::Result<Option<Placeholder>> {
             Ok(meta) if !is_placeholder(path, &meta, kind) => return Ok(None),
             Ok(_) => {}
         }
-        let file = File::open(path)?;
+        // Another process's sweep may remove it between the look and the open: look again.
+        let file = match File::open(path) {
+            Ok(file) => file,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => continue,
+            Err(error) => return Err(error),
+        };
         file.lock_shared()?;
         // The placeholder may have been removed (or replaced) between the look and the
         // lock; only one that is still at the path counts.
@@ -87,7 +92,14 @@ pub(crate) fn sweep(root: &Path) {
         let Ok(file) = File::open(&protected.path) else {
             continue;
         };
-        if file.try_lock().is_ok() && same_entry(&file, &protected.path) {
+        // Locked, it is still ours to remove only if it is still the same placeholder.
+        if file.try_lock().is_ok()
+            && same_entry(&file, &protected.path)
+            && protected
+                .path
+                .symlink_metadata()
+                .is_ok_and(|meta| is_placeholder(&protected.path, &meta, protected.kind))
+        {
             let _ = remove(&protected.path, protected.kind);
         }
     }

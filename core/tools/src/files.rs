@@ -10,6 +10,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::io::AsyncWriteExt;
 
@@ -48,7 +49,21 @@ impl FileAccess for DiskFiles {
         // The text goes to the file in pieces (tokio's file writes each on the blocking
         // pool), so a file of many megabytes is not copied whole for the blocking task.
         let path = path.to_path_buf();
-        let temp = blocking(move || TempFile::beside(&path)).await?;
+        // A write dropped part way (its call cancelled) leaves no temporary file behind,
+        // even when it is dropped while the blocking pool is still making that file.
+        let leftover = Leftover::default();
+        let state = Arc::clone(&leftover.0);
+        let temp = blocking(move || {
+            let temp = TempFile::beside(&path)?;
+            let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+            if state.dropped {
+                let _ = fs::remove_file(&temp.path);
+                return Err(io::Error::other("the write was dropped"));
+            }
+            state.path = Some(temp.path.clone());
+            Ok(temp)
+        })
+        .await?;
         let mut file = tokio::fs::File::from_std(temp.file);
         let written = async {
             file.write_all(text.as_bytes()).await?;
@@ -72,7 +87,38 @@ impl FileAccess for DiskFiles {
             }
             result
         })
-        .await
+        .await?;
+        leftover.disarm();
+        Ok(())
+    }
+}
+
+/// A write's temporary file, removed when the write is dropped before it is renamed into
+/// place. The blocking task that makes the file records its path here, or removes the file
+/// itself when the write was dropped meanwhile.
+#[derive(Default)]
+struct Leftover(Arc<Mutex<LeftoverState>>);
+
+#[derive(Default)]
+struct LeftoverState {
+    path: Option<PathBuf>,
+    dropped: bool,
+}
+
+impl Leftover {
+    /// The file was renamed into place: nothing to remove.
+    fn disarm(&self) {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).path = None;
+    }
+}
+
+impl Drop for Leftover {
+    fn drop(&mut self) {
+        let mut state = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        state.dropped = true;
+        if let Some(path) = state.path.take() {
+            let _ = fs::remove_file(path);
+        }
     }
 }
 

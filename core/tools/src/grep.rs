@@ -6,7 +6,9 @@
 //! are still ordered, so they stay stable from one call to the next: content and count
 //! results go by path, and the default files_with_matches mode lists files newest first,
 //! as recently touched files are usually the ones wanted. Results stop at `head_limit` and
-//! the output limit, and what cannot show is not kept (see [`results`]). Paths the user's
+//! the output limit. In content and count mode what cannot show is not kept (see
+//! [`results`]); files_with_matches keeps each matching path and its time until the walk
+//! ends, since the newest can be found anywhere in it. Paths the user's
 //! permission rules hide are skipped during the walk, and the output then says some were
 //! left out.
 

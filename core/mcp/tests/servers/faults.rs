@@ -2,9 +2,10 @@
 //! that crashes mid-call, one that answers malformed results, one that floods
 //! notifications. None of them stops anything else from working.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
-use larik_mcp::{SearchPolicy, ServerPool, ServerStatus, SessionTools};
+use larik_mcp::{SearchPolicy, ServerPool, ServerSpec, ServerStatus, SessionTools, TransportSpec};
 use larik_tools::{LateTools, LateToolsAsk};
 use serde_json::json;
 
@@ -245,5 +246,59 @@ async fn servers_no_session_uses_any_more_are_stopped() {
     let again = pool.servers_for(std::slice::from_ref(&dropped));
     assert_eq!(again[0].settled().await, ServerStatus::Ready { tools: 3 });
     drop(held);
+    pool.shutdown().await;
+}
+
+/// A server that fails its handshake (it writes something that is no MCP and exits) is
+/// stopped with what it started: a helper left in its process group does not outlive it.
+#[tokio::test]
+async fn a_server_failing_its_handshake_takes_its_helpers_with_it() {
+    let scratch = Scratch::new();
+    let pid_file = scratch.root.join("helper.pid");
+    let mut spec = with_wait(
+        ServerSpec::new(
+            "brief",
+            TransportSpec::Stdio {
+                command: "sh".into(),
+                args: vec![
+                    "-c".into(),
+                    format!(
+                        "sleep 600 < /dev/null > /dev/null 2>&1 & echo $! > {}; echo not-mcp; exit 3",
+                        pid_file.display()
+                    ),
+                ],
+                env: BTreeMap::new(),
+                cwd: scratch.root.clone(),
+            },
+        ),
+        Duration::from_secs(60),
+    );
+    // Far past the wait below, so only the failed handshake can stop the helper.
+    spec.startup_timeout = Duration::from_secs(600);
+    let pool = ServerPool::new(&scratch.root);
+    let servers = pool.servers_for(std::slice::from_ref(&spec));
+    let settled = tokio::time::timeout(Duration::from_secs(60), servers[0].settled())
+        .await
+        .expect("the handshake fails in time");
+    assert!(matches!(settled, ServerStatus::Failed(_)), "{settled:?}");
+    let helper: u32 = std::fs::read_to_string(&pid_file)
+        .expect("the helper's pid")
+        .trim()
+        .parse()
+        .expect("a pid");
+    // Gone, or a zombie waiting for whoever adopted it: either way no longer running.
+    let running = || {
+        std::fs::read_to_string(format!("/proc/{helper}/stat")).is_ok_and(|stat| {
+            stat.rsplit_once(')')
+                .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
+        })
+    };
+    let stopped = tokio::time::timeout(Duration::from_secs(10), async {
+        while running() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(stopped.is_ok(), "the helper {helper} still runs");
     pool.shutdown().await;
 }

@@ -56,8 +56,8 @@ enum WireBlock<'a> {
         content: Vec<WireBlock<'a>>,
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
-        r#type: Kind,
         tool_use_id: &'a str,
+        r#type: Kind,
     },
     Raw(&'a RawValue),
 }

@@ -305,3 +305,41 @@ async fn the_disk_seam_creates_directories_and_reports_kinds() {
         .expect_err("not UTF-8");
     assert_eq!(invalid.kind(), ErrorKind::InvalidData);
 }
+
+/// A write whose call is dropped part way (the turn cancelled) leaves the file as it was
+/// and no temporary file beside it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_disk_write_dropped_part_way_leaves_no_temporary_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let target = dir.path().join("big.txt");
+    std::fs::write(&target, "before\n").expect("write");
+    let text = "x".repeat(64 * 1024 * 1024);
+    let files = DiskFiles;
+    let mut write = Box::pin(files.write_text(&target, &text));
+    let temporary = || {
+        std::fs::read_dir(dir.path())
+            .expect("list")
+            .filter_map(Result::ok)
+            .any(|entry| entry.file_name() != "big.txt")
+    };
+    // Poll the write until its temporary file exists, then drop it.
+    let waker = std::task::Waker::noop();
+    let mut cx = std::task::Context::from_waker(waker);
+    while !temporary() {
+        assert!(
+            write.as_mut().poll(&mut cx).is_pending(),
+            "the write finished before it could be dropped"
+        );
+        tokio::task::yield_now().await;
+    }
+    drop(write);
+    // The blocking pool may still be making the file: wait for it to be gone.
+    let removed = tokio::time::timeout(std::time::Duration::from_secs(20), async {
+        while temporary() {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    assert!(removed.is_ok(), "the temporary file is removed");
+    assert_eq!(std::fs::read_to_string(&target).expect("read"), "before\n");
+}

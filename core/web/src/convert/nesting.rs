@@ -239,9 +239,16 @@ impl Scan {
     fn start(&mut self, tag: &Tag) -> bool {
         let name = tag.name.as_str();
         // Raw-text elements hold no tags and end at their own end tag: they never nest.
+        // `/>` closes only a foreign element (SVG, MathML); the parser ignores it on an
+        // HTML one, so `<div/>` opens a `div` like `<div>`.
+        let foreign = || {
+            name == "svg"
+                || name == "math"
+                || self.open.iter().any(|open| open == "svg" || open == "math")
+        };
         if VOID.contains(&name)
             || RAW_TEXT.contains(&name)
-            || tag.self_closing
+            || (tag.self_closing && foreign())
             || name == "plaintext"
         {
             return true;
@@ -344,5 +351,19 @@ mod tests {
         assert_eq!(bounded(&soup).matches("<b ").count(), MOST_FORMATTING);
         let lists = format!("{}item", "<ol><li>".repeat(100));
         assert_eq!(bounded(&lists).matches("<ol>").count(), MOST_INDENTED);
+    }
+
+    #[test]
+    fn self_closing_html_elements_nest_as_the_parser_nests_them() {
+        let divs = format!("{}deep", "<div/>".repeat(1000));
+        assert_eq!(bounded(&divs).matches("<div/>").count(), MOST_OPEN);
+        let formatting = format!("<p>{}</p>{}", "<b/>".repeat(100), "<p>x</p>".repeat(10));
+        assert_eq!(
+            bounded(&formatting).matches("<b/>").count(),
+            MOST_FORMATTING
+        );
+        // Inside SVG `/>` does close the element: none of these nest.
+        let svg = format!("<svg>{}</svg>", "<path d=\"M0 0\"/>".repeat(1000));
+        assert!(matches!(bounded(&svg), Cow::Borrowed(_)));
     }
 }
