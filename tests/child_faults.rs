@@ -631,6 +631,14 @@ async fn an_mcp_server_flooding_stdout_is_read_in_bounded_memory_and_still_answe
 async fn an_mcp_server_answering_garbage_fails_the_call_at_its_timeout() {
     let (case, run, result) = mcp_turn(Fault::Garbage).await;
     assert_one_message(&result, "faulty", "did not answer within 5 s");
+    // The timeout says what came instead of an answer.
+    assert!(
+        result.contains(
+            "Meanwhile it wrote 3 lines that are no MCP messages, the first: \"\u{fffd}\u{fffd} \
+             not UTF-8 \u{fffd}( and not a message\"."
+        ),
+        "{result}"
+    );
     assert_stderr_short(&run, 0);
     case.assert_children_gone().await;
     case.assert_session_resumes().await;

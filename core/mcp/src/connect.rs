@@ -7,8 +7,8 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use rmcp::ErrorData;
 use rmcp::model::{
@@ -23,6 +23,7 @@ use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio::sync::Mutex;
 
+use crate::audit::Audit;
 use crate::elicit::{self, Answer, Askers, Question};
 use crate::listing::ListedTool;
 use crate::log::ServerLog;
@@ -172,6 +173,8 @@ pub(crate) struct Connection {
     pub(crate) changes: Arc<Changes>,
     /// The process of a stdio server.
     child: Mutex<Option<ChildGroup>>,
+    /// What a stdio server wrote that was no MCP message.
+    pub(crate) audit: Option<Arc<Audit>>,
     /// Whether the server offers resources.
     pub(crate) has_resources: bool,
     /// Whether the server offers prompts.
@@ -269,6 +272,8 @@ pub(crate) async fn connect(
         askers: Arc::clone(askers),
         logged: std::sync::atomic::AtomicUsize::new(0),
     };
+    // A stdio server's watch on its stdout, known once it started.
+    let audit: OnceLock<Arc<Audit>> = OnceLock::new();
     let started = async {
         let mut child = None;
         let service = match &spec.transport {
@@ -276,6 +281,7 @@ pub(crate) async fn connect(
                 let started = stdio::start(&spec.transport, &log)
                     .map_err(|error| format!("cannot start `{command}`: {error}"))?;
                 let mut group = started.child;
+                let _ = audit.set(started.audit);
                 match handler.serve((started.stdout, started.stdin)).await {
                     Ok(service) => {
                         child = Some(group);
@@ -362,10 +368,14 @@ pub(crate) async fn connect(
             }
             Ok(result) => result?,
             Err(_) => {
-                return Err(format!(
+                let mut why = format!(
                     "it did not answer within its startup timeout ({} s)",
                     spec.startup_timeout.as_secs_f64()
-                ));
+                );
+                if let Some(wrote) = audit.get().and_then(|audit| audit.describe()) {
+                    why = format!("{why}; {wrote}");
+                }
+                return Err(why);
             }
         };
     let capabilities = service
@@ -380,6 +390,7 @@ pub(crate) async fn connect(
         service,
         changes,
         child: Mutex::new(child),
+        audit: audit.into_inner(),
         tools: Mutex::new(Arc::new(tools)),
         list_timeout: spec.startup_timeout,
     })

@@ -12,6 +12,7 @@
 //! servers that ask for OAuth are logged in to on the user's request ([`PendingLogin`]);
 //! background connections use the kept login and never open a browser.
 
+mod audit;
 mod cache;
 mod connect;
 mod content;

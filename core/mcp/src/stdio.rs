@@ -5,16 +5,20 @@
 //! once the user approved its exact definition.
 
 use std::process::Stdio;
+use std::sync::Arc;
 
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
+use crate::audit::{Audit, Audited};
 use crate::log::ServerLog;
 use crate::spec::TransportSpec;
 
 /// A started stdio server: the process, and the pipes MCP travels on.
 pub(crate) struct StdioChild {
     pub(crate) child: ChildGroup,
-    pub(crate) stdout: ChildStdout,
+    /// Its stdout, with the lines that are no MCP messages counted in `audit`.
+    pub(crate) stdout: Audited<ChildStdout>,
+    pub(crate) audit: Arc<Audit>,
     pub(crate) stdin: ChildStdin,
 }
 
@@ -48,7 +52,7 @@ pub(crate) fn start(transport: &TransportSpec, log: &ServerLog) -> std::io::Resu
         // Killed with the other groups when Larik exits, whatever else happens.
         larik_sandbox::note_started_group(pid);
     }
-    let stdout = child.stdout.take().expect("stdout was piped");
+    let (stdout, audit) = Audited::new(child.stdout.take().expect("stdout was piped"));
     let stdin = child.stdin.take().expect("stdin was piped");
     Ok(StdioChild {
         child: ChildGroup {
@@ -56,6 +60,7 @@ pub(crate) fn start(transport: &TransportSpec, log: &ServerLog) -> std::io::Resu
             group,
         },
         stdout,
+        audit,
         stdin,
     })
 }

@@ -171,11 +171,17 @@ impl Tool for McpTool {
                     ))
                 }
             }
-            Err(_) => ToolOutput::error(format!(
-                "The MCP server `{server}` did not answer within {} s (its tool_timeout); the \
-                 call may still be running there.",
-                timeout.as_secs_f64()
-            )),
+            Err(_) => {
+                let mut text = format!(
+                    "The MCP server `{server}` did not answer within {} s (its tool_timeout); \
+                     the call may still be running there.",
+                    timeout.as_secs_f64()
+                );
+                if let Some(wrote) = connection.audit.as_ref().and_then(|audit| audit.describe()) {
+                    text = format!("{text} Meanwhile {wrote}.");
+                }
+                ToolOutput::error(text)
+            }
         }
     }
 }

@@ -302,3 +302,39 @@ async fn a_server_failing_its_handshake_takes_its_helpers_with_it() {
     assert!(stopped.is_ok(), "the helper {helper} still runs");
     pool.shutdown().await;
 }
+
+/// A server that writes something other than MCP and then nothing: its startup timeout
+/// says what it wrote.
+#[tokio::test]
+async fn a_server_writing_no_mcp_is_named_with_what_it_wrote_at_its_startup_timeout() {
+    let scratch = Scratch::new();
+    let mut spec = ServerSpec::new(
+        "chatty",
+        TransportSpec::Stdio {
+            command: "sh".into(),
+            args: vec![
+                "-c".into(),
+                "echo 'Server starting...'; echo 'Listening on stdio'; exec sleep 600".into(),
+            ],
+            env: BTreeMap::new(),
+            cwd: scratch.root.clone(),
+        },
+    );
+    spec.startup_timeout = Duration::from_secs(2);
+    let pool = ServerPool::new(&scratch.root);
+    let servers = pool.servers_for(std::slice::from_ref(&spec));
+    let settled = tokio::time::timeout(Duration::from_secs(60), servers[0].settled())
+        .await
+        .expect("the startup timeout fires");
+    match settled {
+        ServerStatus::Failed(why) => assert!(
+            why.contains(
+                "did not answer within its startup timeout (2 s); it wrote 2 lines that are \
+                 no MCP messages, the first: \"Server starting...\""
+            ),
+            "{why}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    pool.shutdown().await;
+}
