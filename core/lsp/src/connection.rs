@@ -52,7 +52,12 @@ impl Connection {
         log_path: &Path,
         on_exit: Option<ExitHook>,
     ) -> Result<Self, LspError> {
-        let (log, stderr) = Log::open(log_path)?;
+        // A log that cannot be opened (the data directory full or read-only) costs the log,
+        // not the server.
+        let (log, stderr) = match Log::open(log_path) {
+            Ok((log, stderr)) => (log, Stdio::from(stderr)),
+            Err(_) => (Log::none(), Stdio::null()),
+        };
         let log = Arc::new(log);
         log.line(
             "##",
@@ -68,7 +73,7 @@ impl Connection {
             .current_dir(cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::from(stderr))
+            .stderr(stderr)
             .process_group(0)
             .kill_on_drop(true)
             .spawn()

@@ -14,9 +14,10 @@ use crate::LspError;
 /// Messages longer than this are cut in the log; full diagnostics lists can be huge.
 const MAX_LOGGED: usize = 2000;
 
-/// An append-only log file shared by the connection's tasks.
+/// An append-only log file shared by the connection's tasks; none when the file could not
+/// be opened (a full or read-only data directory), and the server runs without one.
 pub(crate) struct Log {
-    file: Mutex<File>,
+    file: Option<Mutex<File>>,
     started: Instant,
 }
 
@@ -39,22 +40,33 @@ impl Log {
         let stderr = file.try_clone().map_err(error)?;
         Ok((
             Self {
-                file: Mutex::new(file),
+                file: Some(Mutex::new(file)),
                 started: Instant::now(),
             },
             stderr,
         ))
     }
 
+    /// A log that keeps nothing.
+    pub(crate) fn none() -> Self {
+        Self {
+            file: None,
+            started: Instant::now(),
+        }
+    }
+
     /// Writes one line: `direction` is `-->` (to the server), `<--` (from it), `!!` for
     /// garbage, `##` for our own notes.
     pub(crate) fn line(&self, direction: &str, text: &str) {
+        let Some(file) = &self.file else {
+            return;
+        };
         let shown = match text.char_indices().nth(MAX_LOGGED) {
             Some((cut, _)) => format!("{}… ({} bytes)", &text[..cut], text.len()),
             None => text.to_string(),
         };
         let elapsed = self.started.elapsed().as_secs_f64();
-        let mut file = locked(&self.file);
+        let mut file = locked(file);
         // A log that cannot be written must not break the connection.
         let _ = writeln!(file, "[{elapsed:9.3}] {direction} {shown}");
     }

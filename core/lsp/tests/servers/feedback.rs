@@ -76,6 +76,31 @@ async fn edits_get_the_servers_errors_and_clean_edits_get_nothing() {
     servers.shutdown().await;
 }
 
+/// A log directory that cannot be made (here a file stands where it would go, as a full
+/// or read-only data directory would refuse it) costs the log, not the diagnostics.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_log_that_cannot_be_written_leaves_the_server_working() {
+    kit::path_bin("clangd");
+    let (_dir, root) = kit::project(&[
+        ("compile_flags.txt", "-std=c11\n"),
+        ("main.c", "int main(void) { return 0; }\n"),
+    ]);
+    let blocked = tempfile::tempdir().expect("temp dir");
+    let not_a_dir = blocked.path().join("logs");
+    std::fs::write(&not_a_dir, "a file where the log directory would be").expect("write");
+    let servers = manager(&root, &not_a_dir.join("larik"));
+    let feedback = ServerFeedback::new(Arc::clone(&servers), kit::patient());
+    let main = root.join("main.c");
+    let broken = "int main(void) {\n    return coutn;\n}\n";
+    std::fs::write(&main, broken).expect("write main.c");
+    let report = feedback.after_edit(&main, broken).await.expect("a report");
+    assert!(
+        report.starts_with("clangd reports:\nERROR 2:12 ") && report.contains("coutn"),
+        "{report}"
+    );
+    servers.shutdown().await;
+}
+
 /// A checker over one configured server for `.zz` files, with short waits.
 fn broken_server(root: &std::path::Path, script: &str) -> (Arc<LanguageServers>, ServerFeedback) {
     let spec = ServerSpec::new("broken", "bash", &["-c", script], &["zz"], &[]);
