@@ -281,25 +281,36 @@ async fn a_server_failing_its_handshake_takes_its_helpers_with_it() {
         .await
         .expect("the handshake fails in time");
     assert!(matches!(settled, ServerStatus::Failed(_)), "{settled:?}");
-    let helper: u32 = std::fs::read_to_string(&pid_file)
+    let helper: libc::pid_t = std::fs::read_to_string(&pid_file)
         .expect("the helper's pid")
         .trim()
         .parse()
         .expect("a pid");
-    // Gone, or a zombie waiting for whoever adopted it: either way no longer running.
-    let running = || {
-        std::fs::read_to_string(format!("/proc/{helper}/stat")).is_ok_and(|stat| {
-            stat.rsplit_once(')')
-                .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
+    // A pidfd turns readable when the process ends (a zombie included); none can be opened
+    // for a process already reaped.
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor, which the
+    // OwnedFd then owns and the AsyncFd alone uses.
+    #[allow(unsafe_code)]
+    let pidfd = unsafe {
+        let fd = libc::syscall(libc::SYS_pidfd_open, helper, 0);
+        (fd >= 0).then(|| {
+            let fd = <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(
+                i32::try_from(fd).expect("a descriptor"),
+            );
+            tokio::io::unix::AsyncFd::register(fd).expect("a pidfd can be watched")
         })
     };
-    let stopped = tokio::time::timeout(Duration::from_secs(10), async {
-        while running() {
-            tokio::time::sleep(Duration::from_millis(20)).await;
+    match pidfd {
+        Some(pidfd) => {
+            let ended = tokio::time::timeout(Duration::from_secs(10), pidfd.readable()).await;
+            assert!(ended.is_ok(), "the helper {helper} still runs");
         }
-    })
-    .await;
-    assert!(stopped.is_ok(), "the helper {helper} still runs");
+        None => assert_eq!(
+            std::io::Error::last_os_error().raw_os_error(),
+            Some(libc::ESRCH),
+            "the helper {helper} is gone"
+        ),
+    }
     pool.shutdown().await;
 }
 
