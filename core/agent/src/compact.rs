@@ -122,10 +122,11 @@ impl Runner {
         let instruction = Message::user_text(instruction(Some(&wishes)));
         let mut messages = self.transcript[..summarised].to_vec();
         messages.push(instruction.clone());
+        let mut messages = Arc::new(messages);
         let mut usage = Usage::default();
         let mut trimmed = false;
         let response = loop {
-            let request = self.request_with(Arc::new(messages.clone()));
+            let request = self.request_with(Arc::clone(&messages));
             match self.request_once(request, cancel, Deltas::Hide).await {
                 RequestOutcome::Done(response) => break response,
                 RequestOutcome::Cancelled => return Summarised::Cancelled,
@@ -133,8 +134,9 @@ impl Runner {
                     if cause == Cause::Overflow && !trimmed =>
                 {
                     trimmed = true;
-                    messages = without_tool_output(&self.transcript[..summarised]);
-                    messages.push(instruction.clone());
+                    let mut trimmed_messages = without_tool_output(&self.transcript[..summarised]);
+                    trimmed_messages.push(instruction.clone());
+                    messages = Arc::new(trimmed_messages);
                     self.events.emit(Event::Notice {
                         message: "the summary request did not fit either; asking again with \
                                   tool output left out"

@@ -5,9 +5,10 @@
 
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
+use larik_protocol::sync::locked;
 use tokio::io::{AsyncRead, ReadBuf};
 
 /// Lines up to this long are checked whole; of a longer one only its first byte.
@@ -30,12 +31,7 @@ impl Audit {
         if lines == 0 {
             return None;
         }
-        let first = self
-            .first
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-            .unwrap_or_default();
+        let first = locked(&self.first).clone().unwrap_or_default();
         Some(if lines == 1 {
             format!("it wrote a line that is no MCP message: {first}")
         } else {
@@ -50,8 +46,7 @@ impl Audit {
             if cut || text.chars().nth(SAMPLE_CHARS).is_some() {
                 sample.push('…');
             }
-            *self.first.lock().unwrap_or_else(PoisonError::into_inner) =
-                Some(format!("{sample:?}"));
+            *locked(&self.first) = Some(format!("{sample:?}"));
         }
     }
 }

@@ -10,8 +10,9 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
+use larik_protocol::sync::locked;
 use tokio::io::AsyncWriteExt;
 
 /// Reads and writes whole text files for the file tools.
@@ -55,7 +56,7 @@ impl FileAccess for DiskFiles {
         let state = Arc::clone(&leftover.0);
         let temp = blocking(move || {
             let temp = TempFile::beside(&path)?;
-            let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut state = locked(&state);
             if state.dropped {
                 let _ = fs::remove_file(&temp.path);
                 return Err(io::Error::other("the write was dropped"));
@@ -73,20 +74,16 @@ impl FileAccess for DiskFiles {
         let file = file.into_std().await;
         let (temp_path, target, permissions) = (temp.path, temp.target, temp.permissions);
         blocking(move || {
-            let result = written.and_then(|()| {
+            written.and_then(|()| {
                 if let Some(permissions) = permissions {
                     file.set_permissions(permissions)?;
                 }
                 file.sync_all()?;
                 drop(file);
                 fs::rename(&temp_path, &target)
-            });
-            if result.is_err() {
-                // Best effort: the temporary file is garbage once the write failed.
-                let _ = fs::remove_file(&temp_path);
-            }
-            result
+            })
         })
+        // A failed write drops `leftover`, which removes the temporary file.
         .await?;
         leftover.disarm();
         Ok(())
@@ -108,13 +105,13 @@ struct LeftoverState {
 impl Leftover {
     /// The file was renamed into place: nothing to remove.
     fn disarm(&self) {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).path = None;
+        locked(&self.0).path = None;
     }
 }
 
 impl Drop for Leftover {
     fn drop(&mut self) {
-        let mut state = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut state = locked(&self.0);
         state.dropped = true;
         if let Some(path) = state.path.take() {
             let _ = fs::remove_file(path);

@@ -112,7 +112,7 @@ struct Body<'a> {
     model: &'a str,
     max_tokens: u32,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    system: Vec<Value>,
+    system: Vec<WireBlock<'a>>,
     messages: Vec<WireMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<Value>,
@@ -121,16 +121,16 @@ struct Body<'a> {
     thinking: Option<Value>,
 }
 
-fn ephemeral() -> Value {
-    json!({"type": "ephemeral"})
-}
-
 /// The JSON body of a streaming Messages request for `model`.
 pub(super) fn request_body(model: &str, request: &ModelRequest) -> Vec<u8> {
     let system = if request.system.is_empty() {
         Vec::new()
     } else {
-        vec![json!({"type": "text", "text": request.system, "cache_control": ephemeral()})]
+        vec![WireBlock::Text {
+            cache_control: Some(EPHEMERAL),
+            text: &request.system,
+            r#type: Kind::Text,
+        }]
     };
     let mut tools: Vec<Value> = request
         .tools
@@ -144,7 +144,7 @@ pub(super) fn request_body(model: &str, request: &ModelRequest) -> Vec<u8> {
         })
         .collect();
     if let Some(Value::Object(last)) = tools.last_mut() {
-        last.insert("cache_control".into(), ephemeral());
+        last.insert("cache_control".into(), json!(EPHEMERAL));
     }
     let mut messages = render_messages(&request.messages, model);
     if let Some(last) = messages.last_mut() {

@@ -174,15 +174,15 @@ fn bodies(data: &[u8]) -> Vec<Value> {
 
 /// Whether the JSON object in `body` names a key twice at its top level.
 fn repeats_keys(body: &[u8]) -> bool {
-    struct Keys(bool);
-    impl<'de> serde::de::Visitor<'de> for Keys {
+    struct RepeatedKeys;
+    impl<'de> serde::de::Visitor<'de> for RepeatedKeys {
         type Value = bool;
         fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
-            formatter.write_str("a JSON value")
+            formatter.write_str("a JSON object")
         }
         fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
             let mut seen = std::collections::HashSet::new();
-            let mut repeated = self.0;
+            let mut repeated = false;
             while let Some(key) = map.next_key::<String>()? {
                 map.next_value::<serde::de::IgnoredAny>()?;
                 repeated |= !seen.insert(key);
@@ -190,17 +190,8 @@ fn repeats_keys(body: &[u8]) -> bool {
             Ok(repeated)
         }
     }
-    impl<'de> serde::de::DeserializeSeed<'de> for Keys {
-        type Value = bool;
-        fn deserialize<D: serde::Deserializer<'de>>(
-            self,
-            deserializer: D,
-        ) -> Result<bool, D::Error> {
-            deserializer.deserialize_any(self)
-        }
-    }
     let mut deserializer = serde_json::Deserializer::from_slice(body);
-    serde::de::DeserializeSeed::deserialize(Keys(false), &mut deserializer).unwrap_or(false)
+    serde::Deserializer::deserialize_map(&mut deserializer, RepeatedKeys).unwrap_or(false)
 }
 
 /// The body of the first frame of `data` and what follows it, as the server's screen reads
