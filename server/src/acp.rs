@@ -26,13 +26,19 @@ use agent_client_protocol::v1::schema::{
     ListSessionsRequest, LoadSessionRequest, NewSessionRequest, PromptRequest,
     ResumeSessionRequest, SetSessionConfigOptionRequest, SetSessionModeRequest,
 };
-use agent_client_protocol::{Agent, ConnectTo, Error, Stdio};
+use agent_client_protocol::{Agent, ByteStreams, ConnectTo, Error};
 use tokio::sync::mpsc;
 
 use crate::assembly::{self, Extension, Process};
 use crate::cli::AgentOptions;
 use crate::session_core::Command;
 use server::{Server, config_option_answer, gone};
+
+/// Bytes buffered between the connection and stdin or stdout, each way. A larger buffer is
+/// a ring its writes walk through page by page: with the ACP crate's default of 8 MiB, a
+/// long session's memory grew by every byte it had written until both rings were resident.
+/// A longer line passes through in parts.
+const STDIO_BUFFER: usize = 64 * 1024;
 
 /// Serves ACP on stdin/stdout until the editor closes the connection.
 pub async fn run(
@@ -46,7 +52,11 @@ pub async fn run(
     let process = Process::new(env, options, extensions)?;
     process.prune_checkpoints_for(std::env::current_dir().unwrap_or_else(|_| "/".into()));
     let server = Arc::new(Server::new(process));
-    let result = serve(Arc::clone(&server), Stdio::new()).await;
+    let stdio = ByteStreams::new(
+        blocking::Unblock::with_capacity(STDIO_BUFFER, std::io::stdout()),
+        blocking::Unblock::with_capacity(STDIO_BUFFER, std::io::stdin()),
+    );
+    let result = serve(Arc::clone(&server), stdio).await;
     server.close_all().await;
     for notice in server.shutdown().await {
         eprintln!("larik: warning: {notice}");

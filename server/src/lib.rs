@@ -21,6 +21,7 @@ pub mod fuzzing;
 mod headless;
 mod lsp;
 mod mcp;
+mod memory;
 mod session_core;
 mod sessions;
 mod trace;
@@ -48,6 +49,7 @@ pub fn run(extensions: Vec<Arc<dyn Extension>>) -> ExitCode {
 }
 
 fn try_run(extensions: Vec<Arc<dyn Extension>>) -> anyhow::Result<ExitCode> {
+    memory::return_large_blocks_to_the_system();
     let args = cli::Cli::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -9,11 +9,9 @@
 //! interrupt or a failure leaves it exactly as it was. The summary message names the
 //! session file, which keeps the whole conversation for exact details.
 
-use std::sync::Arc;
-
 use larik_protocol::event::ErrorKind;
 use larik_protocol::{Block, Event, Message, ResultPart, StopReason, Usage};
-use larik_providers::ProviderError;
+use larik_providers::{Conversation, ProviderError};
 use tokio_util::sync::CancellationToken;
 
 use crate::hooks::{CompactPoint, CompactTrigger, CompactedPoint};
@@ -122,11 +120,11 @@ impl Runner {
         let instruction = Message::user_text(instruction(Some(&wishes)));
         let mut messages = self.transcript[..summarised].to_vec();
         messages.push(instruction.clone());
-        let mut messages = Arc::new(messages);
+        let mut messages = Conversation::new(messages);
         let mut usage = Usage::default();
         let mut trimmed = false;
         let response = loop {
-            let request = self.request_with(Arc::clone(&messages));
+            let request = self.request_with(messages.clone());
             match self.request_once(request, cancel, Deltas::Hide).await {
                 RequestOutcome::Done(response) => break response,
                 RequestOutcome::Cancelled => return Summarised::Cancelled,
@@ -136,7 +134,7 @@ impl Runner {
                     trimmed = true;
                     let mut trimmed_messages = without_tool_output(&self.transcript[..summarised]);
                     trimmed_messages.push(instruction.clone());
-                    messages = Arc::new(trimmed_messages);
+                    messages = Conversation::new(trimmed_messages);
                     self.events.emit(Event::Notice {
                         message: "the summary request did not fit either; asking again with \
                                   tool output left out"
@@ -168,7 +166,7 @@ impl Runner {
             });
             return Summarised::Failed(usage);
         }
-        let kept = Arc::make_mut(&mut self.transcript).split_off(summarised);
+        let kept = self.transcript.split_off(summarised);
         let mid_work = cause != Cause::Requested && kept.is_empty();
         let text = summary_message(&summary, &self.session_path(), mid_work);
         let replaced = self.record_compaction(&text);

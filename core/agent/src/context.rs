@@ -46,7 +46,7 @@ impl Runner {
         // Tools by source, in the order of their first tool (the request's order).
         let mut by_source: BTreeMap<&str, (u32, usize)> = BTreeMap::new();
         let mut order: Vec<&str> = Vec::new();
-        for tool in &self.tool_specs {
+        for tool in self.tool_specs.iter() {
             let source = self.config.tools.source_of(&tool.name);
             let entry = by_source.entry(source).or_insert_with(|| {
                 order.push(source);

@@ -43,8 +43,8 @@ impl Evaluator for ModelEvaluator {
             .map_or(MAX_ANSWER_TOKENS, |limit| limit.min(MAX_ANSWER_TOKENS));
         let request = Arc::new(ModelRequest {
             system: String::new(),
-            messages: Arc::new(vec![Message::user_text(prompt)]),
-            tools: Vec::new(),
+            messages: vec![Message::user_text(prompt)].into(),
+            tools: Arc::default(),
             max_output_tokens,
             reasoning: None,
         });

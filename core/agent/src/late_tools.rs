@@ -61,6 +61,6 @@ impl Runner {
                 self.events.emit(Event::Notice { message });
             }
         }
-        self.tool_specs = tool_specs(&self.config.tools);
+        self.tool_specs = Arc::new(tool_specs(&self.config.tools));
     }
 }

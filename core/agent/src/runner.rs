@@ -9,7 +9,7 @@ use larik_protocol::sync::locked;
 use larik_protocol::{
     EndReason, Event, Message, Op, PermissionDecision, PermissionMode, StopReason, Usage,
 };
-use larik_providers::{ModelClient, ToolSpec, connect_traced, split_model_name};
+use larik_providers::{Conversation, ModelClient, ToolSpec, connect_traced, split_model_name};
 use larik_session::SessionWriter;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -98,7 +98,7 @@ pub(crate) struct Runner {
     pub(crate) model_name: String,
     /// The conversation, shared with the requests made of it: a request takes a reference,
     /// not a copy, and a message added while no request holds it is pushed in place.
-    pub(crate) transcript: Arc<Vec<Message>>,
+    pub(crate) transcript: Conversation,
     session: SessionWriter,
     session_failed: bool,
     pub(crate) usage: Usage,
@@ -106,7 +106,8 @@ pub(crate) struct Runner {
     pub(crate) system_prompt: prompt::SystemPrompt,
     /// Whether the transcript starts with a compaction's summary.
     pub(crate) starts_with_summary: bool,
-    pub(crate) tool_specs: Vec<ToolSpec>,
+    /// The tools offered, shared with every request.
+    pub(crate) tool_specs: Arc<Vec<ToolSpec>>,
     /// Late tool sources not yet asked in this context.
     pub(crate) late_tools: Vec<Arc<dyn larik_tools::LateTools>>,
     pub(crate) shared: Arc<Shared>,
@@ -178,12 +179,12 @@ impl Runner {
             starts_with_summary: session.starts_with_summary,
             model_name: model_name.clone(),
             client,
-            transcript: Arc::new(session.messages),
+            transcript: Conversation::new(session.messages),
             session: session.writer,
             session_failed: false,
             usage: session.usage,
             turn_number,
-            tool_specs,
+            tool_specs: Arc::new(tool_specs),
             late_tools: config.late_tools.clone(),
             shared: Arc::new(Shared::new(policy)),
             lineage,
@@ -432,7 +433,7 @@ impl Runner {
         if let Err(error) = self.session.append_message(&message) {
             self.report_session_error(error);
         }
-        Arc::make_mut(&mut self.transcript).push(message);
+        self.transcript.push(message);
     }
 
     /// Keeps a note for the next prompt in the session file, so a later run delivers it
@@ -451,7 +452,7 @@ impl Runner {
             self.report_session_error(error);
         }
         let replaced = self.transcript.len();
-        self.transcript = Arc::new(vec![Message::user_text(summary)]);
+        self.transcript = Conversation::new(vec![Message::user_text(summary)]);
         self.starts_with_summary = true;
         self.measured = None;
         // The model no longer holds the files' text, so it must read a file again before

@@ -6,7 +6,8 @@ use futures::StreamExt;
 use larik_protocol::event::ErrorKind;
 use larik_protocol::{Block, Event, Message, Role, StopReason, Usage, UserContent};
 use larik_providers::{
-    ModelRequest, ModelResponse, ModelStop, ProviderError, StreamEvent, stream_with_retry,
+    Conversation, ModelRequest, ModelResponse, ModelStop, ProviderError, StreamEvent,
+    stream_with_retry,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -370,11 +371,11 @@ impl Runner {
     /// The request for `messages` with this context's system prompt and tools. Every
     /// request of a context is built here so the system prompt and tools, the prompt-cache
     /// prefix, are always the same.
-    pub(crate) fn request_with(&self, messages: Arc<Vec<Message>>) -> Arc<ModelRequest> {
+    pub(crate) fn request_with(&self, messages: Conversation) -> Arc<ModelRequest> {
         Arc::new(ModelRequest {
             system: self.system_prompt.text.clone(),
             messages,
-            tools: self.tool_specs.clone(),
+            tools: Arc::clone(&self.tool_specs),
             max_output_tokens: self.max_output_tokens(),
             reasoning: self.config.reasoning,
         })

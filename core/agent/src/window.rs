@@ -166,8 +166,8 @@ mod tests {
     fn request(messages: Vec<Message>) -> Arc<ModelRequest> {
         Arc::new(ModelRequest {
             system: "s".repeat(400),
-            messages: Arc::new(messages),
-            tools: Vec::new(),
+            messages: messages.into(),
+            tools: Default::default(),
             max_output_tokens: 1000,
             reasoning: None,
         })

@@ -13,6 +13,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 
 use crate::framing::request_stream;
 use crate::http::{build_client, check_endpoint, open_stream};
+use crate::render_cache::RenderCache;
 use crate::trace::{Http, HttpTrace};
 use crate::{Endpoint, ModelClient, ModelRequest, ProviderError, ResponseStream};
 
@@ -32,6 +33,7 @@ pub struct AnthropicClient {
     url: String,
     api_key: HeaderValue,
     http: Http,
+    rendered: RenderCache,
 }
 
 impl AnthropicClient {
@@ -45,6 +47,7 @@ impl AnthropicClient {
             url: format!("{base}/v1/messages"),
             api_key,
             http: build_client(PROVIDER, &base, endpoint.timeout)?,
+            rendered: RenderCache::default(),
         })
     }
 
@@ -65,7 +68,7 @@ impl ModelClient for AnthropicClient {
     }
 
     fn stream(&self, request: Arc<ModelRequest>) -> ResponseStream {
-        let body = render::request_body(&self.model, &request);
+        let body = render::request_body(&self.model, &request, &self.rendered);
         let builder = self
             .http
             .post(&self.url)

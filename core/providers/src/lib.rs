@@ -6,6 +6,7 @@
 //! blocks each provider may receive, and [`retry`] wraps any client with bounded retries.
 
 pub mod anthropic;
+mod conversation;
 pub mod error;
 mod framing;
 #[cfg(feature = "fuzzing")]
@@ -19,6 +20,7 @@ pub mod openai_chat;
 pub mod openai_responses;
 pub mod pricing;
 pub mod registry;
+mod render_cache;
 pub mod replay;
 pub mod retry;
 mod sse;
@@ -29,9 +31,10 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use futures::Stream;
-use larik_protocol::{Block, Message, Usage};
+use larik_protocol::{Block, Usage};
 use serde_json::Value;
 
+pub use conversation::{Conversation, Lineage};
 pub use error::ProviderError;
 pub use http::prepare_tls;
 pub use larik_protocol::ReasoningEffort;
@@ -58,10 +61,11 @@ pub struct ModelRequest {
     pub system: String,
     /// The conversation so far. Blocks the provider may not receive are dropped by
     /// [`replay::replayable_blocks`].
-    /// Shared, so a request need not copy the conversation it is made of.
-    pub messages: Arc<Vec<Message>>,
-    /// Tools, sorted by name.
-    pub tools: Vec<ToolSpec>,
+    /// Shared, so a request need not copy the conversation it is made of, and marked with
+    /// its lineage, so a provider can reuse what it rendered for the previous request.
+    pub messages: Conversation,
+    /// Tools, sorted by name; shared, as they are the same for every request of a context.
+    pub tools: Arc<Vec<ToolSpec>>,
     /// Output token limit.
     pub max_output_tokens: u32,
     /// Reasoning effort, `None` to leave reasoning off (or at the model's default).

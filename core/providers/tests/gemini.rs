@@ -554,12 +554,13 @@ async fn tool_schemas_go_verbatim_as_json_schema() {
             "additionalProperties": false, "properties": {"old": {"type": "string"}}}}}});
     let request = Arc::new(ModelRequest {
         system: String::new(),
-        messages: Arc::new(vec![Message::user_text("hi")]),
+        messages: vec![Message::user_text("hi")].into(),
         tools: vec![larik_providers::ToolSpec {
             name: "multi_edit".into(),
             description: "Edit".into(),
             input_schema: schema.clone(),
-        }],
+        }]
+        .into(),
         max_output_tokens: 1_024,
         reasoning: None,
     });

@@ -3,15 +3,19 @@
 //! Blocks another model may not read are dropped first ([`replayable_blocks`]); messages
 //! left empty disappear and neighbours of the same role merge, because the API wants roles
 //! to alternate. Three prompt-cache breakpoints (system, last tool, last block of the last
-//! message) make each request read the previous one's prefix from the cache.
+//! message) make each request read the previous one's prefix from the cache. The wire
+//! messages a longer conversation cannot change are kept in the client's [`RenderCache`],
+//! so each request of a session renders only what is new.
 
+use bytes::Bytes;
 use larik_protocol::{Block, Message, ResultPart, Role};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+use crate::render_cache::RenderCache;
 use crate::replay::replayable_blocks;
-use crate::{ModelRequest, ReasoningEffort};
+use crate::{ModelRequest, ReasoningEffort, ToolSpec};
 
 use super::PROVIDER;
 
@@ -107,62 +111,128 @@ struct WireMessage<'a> {
     content: Vec<WireBlock<'a>>,
 }
 
+/// The body's fields before `messages`.
 #[derive(Debug, Serialize)]
-struct Body<'a> {
+struct Head<'a> {
     model: &'a str,
     max_tokens: u32,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     system: Vec<WireBlock<'a>>,
-    messages: Vec<WireMessage<'a>>,
+}
+
+/// The body's fields after `messages`.
+#[derive(Debug, Serialize)]
+struct Tail<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<Value>,
+    tools: Vec<WireTool<'a>>,
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     thinking: Option<Value>,
 }
 
-/// The JSON body of a streaming Messages request for `model`.
-pub(super) fn request_body(model: &str, request: &ModelRequest) -> Vec<u8> {
-    let system = if request.system.is_empty() {
-        Vec::new()
-    } else {
-        vec![WireBlock::Text {
-            cache_control: Some(EPHEMERAL),
-            text: &request.system,
-            r#type: Kind::Text,
-        }]
-    };
-    let mut tools: Vec<Value> = request
-        .tools
-        .iter()
-        .map(|tool| {
-            json!({
-                "name": tool.name,
-                "description": tool.description,
-                "input_schema": tool.input_schema,
-            })
-        })
-        .collect();
-    if let Some(Value::Object(last)) = tools.last_mut() {
-        last.insert("cache_control".into(), json!(EPHEMERAL));
+#[derive(Debug, Serialize)]
+struct WireTool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<Ephemeral>,
+}
+
+/// The JSON body of a streaming Messages request for `model`: `model`, `max_tokens`,
+/// `system`, `messages`, `tools`, `stream`, `thinking`, in that order. The messages
+/// `cache` holds for this conversation are copied, not rendered again.
+pub(super) fn request_body(model: &str, request: &ModelRequest, cache: &RenderCache) -> Bytes {
+    let (mut start, mut settled) = cache.settled_for(&request.messages);
+    let (mut messages, mut last_start) = render_messages(&request.messages[start..], model);
+    if messages.is_empty() && start > 0 {
+        // Nothing new to carry the breakpoint: render in full so the last settled message
+        // gets it.
+        (start, settled) = (0, Bytes::new());
+        (messages, last_start) = render_messages(&request.messages, model);
     }
-    let mut messages = render_messages(&request.messages, model);
     if let Some(last) = messages.last_mut() {
         mark_cache_breakpoint(&mut last.content);
     }
-    let body = Body {
+    let head = Head {
         model,
         max_tokens: request.max_output_tokens,
-        system,
-        messages,
-        tools,
+        system: if request.system.is_empty() {
+            Vec::new()
+        } else {
+            vec![WireBlock::Text {
+                cache_control: Some(EPHEMERAL),
+                text: &request.system,
+                r#type: Kind::Text,
+            }]
+        },
+    };
+    let tail = Tail {
+        tools: wire_tools(&request.tools),
         stream: true,
         thinking: request
             .reasoning
             .and_then(|effort| thinking_budget(effort, request.max_output_tokens))
             .map(|budget| json!({"type": "enabled", "budget_tokens": budget})),
     };
-    serde_json::to_vec(&body).expect("string keys and JSON values always serialize")
+    // The new messages, each followed by a comma, and where the settled ones among them end.
+    let mut fresh = Vec::new();
+    let mut fresh_settled = 0;
+    for (index, message) in messages.iter().enumerate() {
+        write_json(&mut fresh, message);
+        fresh.push(b',');
+        if index + 1 < messages.len() {
+            fresh_settled = fresh.len();
+        }
+    }
+    let head = serde_json::to_vec(&head).expect("string keys and JSON values always serialize");
+    let tail = serde_json::to_vec(&tail).expect("string keys and JSON values always serialize");
+    // Both halves are objects with at least one field: `{head…}` loses its `}` and
+    // `{tail…}` its `{`, and the messages go between them. The body is allocated once, at
+    // its size: copying a long conversation again to grow it would cost what the cache
+    // saves.
+    const MESSAGES_KEY: &[u8] = br#","messages":["#;
+    let mut body = Vec::with_capacity(
+        head.len() + MESSAGES_KEY.len() + settled.len() + fresh.len() + 1 + tail.len(),
+    );
+    body.extend_from_slice(&head[..head.len() - 1]);
+    body.extend_from_slice(MESSAGES_KEY);
+    let messages_at = body.len();
+    body.extend_from_slice(&settled);
+    let settled_end = body.len() + fresh_settled;
+    body.extend_from_slice(&fresh);
+    if body.len() > messages_at {
+        body.pop();
+    }
+    body.extend_from_slice(b"],");
+    body.extend_from_slice(&tail[1..]);
+    let body = Bytes::from(body);
+    cache.keep(
+        &request.messages,
+        start + last_start,
+        body.slice(messages_at..settled_end),
+    );
+    body
+}
+
+fn write_json(out: &mut Vec<u8>, value: &impl Serialize) {
+    serde_json::to_writer(out, value).expect("string keys and JSON values always serialize");
+}
+
+fn wire_tools(tools: &[ToolSpec]) -> Vec<WireTool<'_>> {
+    let mut wire: Vec<WireTool<'_>> = tools
+        .iter()
+        .map(|tool| WireTool {
+            name: &tool.name,
+            description: &tool.description,
+            input_schema: &tool.input_schema,
+            cache_control: None,
+        })
+        .collect();
+    if let Some(last) = wire.last_mut() {
+        last.cache_control = Some(EPHEMERAL);
+    }
+    wire
 }
 
 /// The thinking budget for `effort`, kept below `max_tokens` with room for an answer;
@@ -177,9 +247,12 @@ fn thinking_budget(effort: ReasoningEffort, max_tokens: u32) -> Option<u32> {
     (budget >= MIN_THINKING_BUDGET).then_some(budget)
 }
 
-fn render_messages<'a>(messages: &'a [Message], model: &str) -> Vec<WireMessage<'a>> {
+/// The wire messages of `messages`, and the index of the first message the last wire
+/// message was made from (`messages.len()` when there are none).
+fn render_messages<'a>(messages: &'a [Message], model: &str) -> (Vec<WireMessage<'a>>, usize) {
     let mut out: Vec<WireMessage<'a>> = Vec::new();
-    for message in messages {
+    let mut last_start = messages.len();
+    for (index, message) in messages.iter().enumerate() {
         let content: Vec<WireBlock<'a>> = replayable_blocks(message, PROVIDER, model)
             .into_iter()
             .filter_map(render_block)
@@ -193,7 +266,10 @@ fn render_messages<'a>(messages: &'a [Message], model: &str) -> Vec<WireMessage<
         };
         match out.last_mut() {
             Some(previous) if previous.role == role => previous.content.extend(content),
-            _ => out.push(WireMessage { role, content }),
+            _ => {
+                last_start = index;
+                out.push(WireMessage { role, content });
+            }
         }
     }
     for message in &mut out {
@@ -204,7 +280,7 @@ fn render_messages<'a>(messages: &'a [Message], model: &str) -> Vec<WireMessage<
                 .sort_by_key(|block| !matches!(block, WireBlock::ToolResult { .. }));
         }
     }
-    out
+    (out, last_start)
 }
 
 /// Puts a cache breakpoint on the last block that can carry one (thinking blocks and stored
@@ -317,7 +393,7 @@ mod tests {
     fn request(messages: Vec<Message>) -> ModelRequest {
         ModelRequest {
             system: "You are Larik.".into(),
-            messages: std::sync::Arc::new(messages),
+            messages: messages.into(),
             tools: vec![
                 ToolSpec {
                     name: "edit".into(),
@@ -329,15 +405,15 @@ mod tests {
                     description: "Read a file".into(),
                     input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
                 },
-            ],
+            ].into(),
             max_output_tokens: 16_000,
             reasoning: None,
         }
     }
 
     fn render(request: &ModelRequest) -> (String, Value) {
-        let bytes = request_body(MODEL, request);
-        let text = String::from_utf8(bytes).expect("JSON is UTF-8");
+        let bytes = request_body(MODEL, request, &RenderCache::default());
+        let text = String::from_utf8(bytes.to_vec()).expect("JSON is UTF-8");
         let value = serde_json::from_str(&text).expect("the body is JSON");
         (text, value)
     }
@@ -538,5 +614,117 @@ mod tests {
         req.max_output_tokens = 1_500;
         let (_, body) = render(&req);
         assert!(body.get("thinking").is_none());
+    }
+
+    /// A message of each shape the rendering treats differently, picked by `seed`: user
+    /// text, empty text, tool results (which sort first), assistant text with and without a
+    /// tool call, signed and unsigned thinking, a stored raw block, another model's message.
+    fn message_of_kind(seed: usize) -> Message {
+        let assistant = |content| Message::assistant(content, format!("anthropic/{MODEL}"));
+        match seed % 9 {
+            0 => Message::user_text(format!("prompt {seed} with \"quotes\" and \\ slashes")),
+            1 => Message::user_text(""),
+            2 => Message {
+                role: Role::User,
+                content: vec![
+                    Block::Text {
+                        text: format!("note {seed}"),
+                    },
+                    Block::ToolResult {
+                        call_id: format!("call-{seed}"),
+                        content: vec![ResultPart::text(format!("output {seed}\n"))],
+                        is_error: seed.is_multiple_of(2),
+                    },
+                ],
+                model: None,
+            },
+            3 => assistant(vec![Block::Text {
+                text: format!("answer {seed}"),
+            }]),
+            4 => assistant(vec![
+                Block::Text {
+                    text: "Reading.".into(),
+                },
+                Block::ToolCall {
+                    id: format!("call-{seed}"),
+                    name: "read".into(),
+                    input: json!({"path": format!("src/{seed}.rs")}),
+                },
+            ]),
+            5 => assistant(vec![Block::Thinking {
+                text: format!("thought {seed}"),
+                signature: Some(format!("sig-{seed}")),
+                provider: PROVIDER.into(),
+            }]),
+            6 => assistant(vec![Block::Thinking {
+                text: "unsigned".into(),
+                signature: None,
+                provider: PROVIDER.into(),
+            }]),
+            7 => assistant(vec![Block::Opaque {
+                provider: PROVIDER.into(),
+                raw: format!(r#"{{"type":"redacted_thinking","data":"d{seed}"}}"#),
+            }]),
+            _ => Message::assistant(
+                vec![Block::Text {
+                    text: format!("from elsewhere {seed}"),
+                }],
+                "openai/gpt-5",
+            ),
+        }
+    }
+
+    #[test]
+    fn a_growing_conversation_renders_the_same_bytes_with_the_cache_as_without() {
+        let cache = RenderCache::default();
+        let mut conversation = request(Vec::new());
+        let mut reused = 0;
+        // A sequence that visits every pair of kinds, so every merge and settle case occurs.
+        for step in 0..200 {
+            let kind = (step * 7 + step / 9) % 9;
+            conversation.messages.push(message_of_kind(kind + 9 * step));
+            if cache.settled_for(&conversation.messages).0 > 0 {
+                reused += 1;
+            }
+            let cached = request_body(MODEL, &conversation, &cache);
+            let fresh = request_body(MODEL, &conversation, &RenderCache::default());
+            assert_eq!(
+                String::from_utf8(cached.to_vec()).expect("UTF-8"),
+                String::from_utf8(fresh.to_vec()).expect("UTF-8"),
+                "after message {step}"
+            );
+        }
+        assert!(
+            reused > 150,
+            "the cache was used for {reused} of 200 requests"
+        );
+    }
+
+    #[test]
+    fn a_conversation_that_changed_other_than_by_growing_is_rendered_in_full() {
+        let cache = RenderCache::default();
+        let mut conversation = request((0..40).map(message_of_kind).collect());
+        request_body(MODEL, &conversation, &cache);
+        // Compaction: the start replaced, the rest kept.
+        let kept = conversation.messages.split_off(20);
+        let mut compacted = vec![Message::user_text("summary")];
+        compacted.extend(kept);
+        conversation.messages = compacted.into();
+        assert_eq!(cache.settled_for(&conversation.messages).0, 0);
+        let cached = request_body(MODEL, &conversation, &cache);
+        assert_eq!(
+            cached,
+            request_body(MODEL, &conversation, &RenderCache::default())
+        );
+        // A copy that grows apart from the original: each renders its own messages.
+        let mut copy = conversation.clone();
+        copy.messages.push(message_of_kind(3));
+        conversation.messages.push(message_of_kind(0));
+        for request in [&copy, &conversation, &copy] {
+            assert_eq!(
+                request_body(MODEL, request, &cache),
+                request_body(MODEL, request, &RenderCache::default())
+            );
+        }
     }
 }

@@ -285,7 +285,7 @@ mod tests {
     fn request(messages: Vec<Message>, reasoning: Option<ReasoningEffort>) -> ModelRequest {
         ModelRequest {
             system: "Be brief.".into(),
-            messages: std::sync::Arc::new(messages),
+            messages: messages.into(),
             tools: vec![
                 ToolSpec {
                     name: "bash".into(),
@@ -297,7 +297,7 @@ mod tests {
                     description: "Read a file".into(),
                     input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
                 },
-            ],
+            ].into(),
             max_output_tokens: 4_096,
             reasoning,
         }

@@ -219,12 +219,13 @@ mod tests {
     fn request(messages: Vec<Message>) -> ModelRequest {
         ModelRequest {
             system: "Be brief.".into(),
-            messages: std::sync::Arc::new(messages),
+            messages: messages.into(),
             tools: vec![ToolSpec {
                 name: "read".into(),
                 description: "Read a file".into(),
                 input_schema: json!({"type": "object"}),
-            }],
+            }]
+            .into(),
             max_output_tokens: 512,
             reasoning: Some(ReasoningEffort::High),
         }

@@ -186,12 +186,13 @@ mod tests {
     fn request(messages: Vec<Message>) -> ModelRequest {
         ModelRequest {
             system: "You are Larik.".into(),
-            messages: std::sync::Arc::new(messages),
+            messages: messages.into(),
             tools: vec![ToolSpec {
                 name: "read".into(),
                 description: "Read a file".into(),
                 input_schema: json!({"type": "object"}),
-            }],
+            }]
+            .into(),
             max_output_tokens: 4_000,
             reasoning: Some(ReasoningEffort::High),
         }
@@ -344,7 +345,7 @@ mod tests {
     fn no_reasoning_and_no_tools_leave_their_fields_out() {
         let mut req = request(vec![Message::user_text("hi")]);
         req.reasoning = None;
-        req.tools.clear();
+        req.tools = Default::default();
         req.system.clear();
         let (_, body) = render(&req, "gpt-5");
         assert!(body.get("reasoning").is_none());

@@ -36,12 +36,13 @@ pub fn request_with(
 ) -> Arc<ModelRequest> {
     Arc::new(ModelRequest {
         system: "You are a test.".into(),
-        messages: Arc::new(messages),
+        messages: messages.into(),
         tools: vec![ToolSpec {
             name: "read".into(),
             description: "Read a file".into(),
             input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
-        }],
+        }]
+        .into(),
         max_output_tokens,
         reasoning: Some(reasoning),
     })
