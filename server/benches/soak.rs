@@ -74,7 +74,8 @@ async fn bench() {
     let pid = acp.pid();
     let session_id = acp.open_session(&cwd).await;
     let rss_start = soak::status_kib(pid, "VmRSS");
-    let cpu_start = soak::cpu_time(pid);
+    let (user_start, system_start) = soak::cpu_times(pid);
+    let cpu_start = user_start + system_start;
     let started = Instant::now();
     let run = soak::run_turns(
         &mut acp,
@@ -98,6 +99,9 @@ async fn bench() {
     // Larik's own CPU time per turn at each end of the session.
     let cpu_early = (sample(WINDOW).cpu - cpu_start) / WINDOW as u32;
     let cpu_late = (sample(TURNS).cpu - sample(TURNS - WINDOW).cpu) / WINDOW as u32;
+    let system_early = (sample(WINDOW).system_cpu - system_start) / WINDOW as u32;
+    let system_late =
+        (sample(TURNS).system_cpu - sample(TURNS - WINDOW).system_cpu) / WINDOW as u32;
 
     // The session file, read back in this process.
     let store = larik_session::SessionStore::new(data.path().join("share/larik"));
@@ -145,6 +149,8 @@ async fn bench() {
     };
     let early = window(&run.turn_times[..WINDOW]);
     let late = window(&run.turn_times[TURNS - WINDOW..]);
+    let early_own = window(&run.without_server[..WINDOW]);
+    let late_own = window(&run.without_server[TURNS - WINDOW..]);
     let early_request = window(&run.to_request[..WINDOW]);
     let late_request = window(&run.to_request[TURNS - WINDOW..]);
     let mb = |kib: u64| kib as f64 / 1024.0;
@@ -154,6 +160,14 @@ async fn bench() {
     println!("|---|---|---|---|---|");
     println!("{}", early.row("turn round trip, turns 1–100"));
     println!("{}", late.row("turn round trip, turns 901–1,000"));
+    println!(
+        "{}",
+        early_own.row("— less the fake server's parsing and checks, turns 1–100")
+    );
+    println!(
+        "{}",
+        late_own.row("— less the fake server's parsing and checks, turns 901–1,000")
+    );
     println!(
         "{}",
         early_request.row("— `session/prompt` → first model request, turns 1–100")
@@ -169,6 +183,14 @@ async fn bench() {
     println!(
         "| — CPU time of `larik` per turn, turns 901–1,000 (mean) | {WINDOW} | {} | | |",
         ms(cpu_late)
+    );
+    println!(
+        "| — of it in the kernel, turns 1–100 (mean) | {WINDOW} | {} | | |",
+        ms(system_early)
+    );
+    println!(
+        "| — of it in the kernel, turns 901–1,000 (mean) | {WINDOW} | {} | | |",
+        ms(system_late)
     );
     println!("{}", load.row("session file loaded (`SessionStore::load`)"));
     println!(
@@ -207,6 +229,21 @@ async fn bench() {
     at_most(
         "turn round trip growth, median of turns 901–1,000 over turns 1–100",
         growth(early.median().as_secs_f64(), late.median().as_secs_f64()),
+        10.0,
+        "%",
+    );
+    at_most(
+        "growth of the round trip less the fake server's parsing and checks, median of turns 901–1,000 over turns 1–100",
+        growth(
+            early_own.median().as_secs_f64(),
+            late_own.median().as_secs_f64(),
+        ),
+        10.0,
+        "%",
+    );
+    at_most(
+        "growth of Larik's CPU time per turn, turns 901–1,000 over turns 1–100",
+        growth(cpu_early.as_secs_f64(), cpu_late.as_secs_f64()),
         10.0,
         "%",
     );

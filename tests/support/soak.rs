@@ -186,6 +186,12 @@ pub fn status_kib(pid: u32, field: &str) -> u64 {
 /// The CPU time (user and system, all threads, ended ones included) process `pid` has
 /// used, from `/proc/<pid>/stat`, whose clock ticks are always 1/100 s.
 pub fn cpu_time(pid: u32) -> Duration {
+    let (user, system) = cpu_times(pid);
+    user + system
+}
+
+/// The user and system CPU time process `pid` has used, in clock ticks (10 ms here).
+pub fn cpu_times(pid: u32) -> (Duration, Duration) {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/<pid>/stat");
     // `pid (comm) state …`: the command may hold spaces, so count fields after the last ')'.
     let fields: Vec<&str> = stat
@@ -206,7 +212,8 @@ pub fn cpu_time(pid: u32) -> Duration {
         .filter(|&rate| rate > 0)
         .expect("the clock tick rate");
     // utime and stime are the 14th and 15th fields, the 12th and 13th after the command.
-    Duration::from_micros((ticks(11) + ticks(12)) * 1_000_000 / per_second)
+    let time = |ticks: u64| Duration::from_micros(ticks * 1_000_000 / per_second);
+    (time(ticks(11)), time(ticks(12)))
 }
 
 /// The process's state after a turn.
@@ -218,6 +225,8 @@ pub struct Sample {
     pub rss_kib: u64,
     /// CPU time used so far.
     pub cpu: Duration,
+    /// The part of it spent in the kernel.
+    pub system_cpu: Duration,
 }
 
 /// What one soak run recorded.
@@ -228,6 +237,9 @@ pub struct SoakRun {
     /// Each turn's `session/prompt` written → its first model request's arrival at the
     /// fake server (Larik's part before the model answers: the request rendered and sent).
     pub to_request: Vec<Duration>,
+    /// Each turn's round trip less the fake server's time parsing and checking the turn's
+    /// requests.
+    pub without_server: Vec<Duration>,
     /// The process's memory and CPU time after each turn asked for.
     pub samples: Vec<Sample>,
 }
@@ -236,7 +248,16 @@ pub struct SoakRun {
 /// (the benchmark's 1,000 turns must not copy the server's growing request list once per
 /// turn).
 #[derive(Debug, Clone, Default)]
-pub struct Arrivals(Arc<Mutex<Vec<(Instant, usize)>>>);
+pub struct Arrivals(Arc<Mutex<Vec<Arrival>>>);
+
+/// One model request as the fake server saw it.
+#[derive(Debug, Clone, Copy)]
+struct Arrival {
+    at: Instant,
+    messages: usize,
+    /// The server's time on it: from its body read to its parsing and checks done.
+    server_time: Duration,
+}
 
 impl Arrivals {
     /// Watches `server`'s requests (the server has one observer; this takes it).
@@ -246,10 +267,15 @@ impl Arrivals {
         server.on_request(move |request| {
             if !request.is_model_info() {
                 let messages = request.body["messages"].as_array().map_or(0, Vec::len);
+                let arrival = Arrival {
+                    at: request.received,
+                    messages,
+                    server_time: request.body_read.elapsed(),
+                };
                 shared
                     .lock()
                     .unwrap_or_else(|poisoned| poisoned.into_inner())
-                    .push((request.received, messages));
+                    .push(arrival);
             }
         });
         arrivals
@@ -262,15 +288,24 @@ impl Arrivals {
 
     /// The arrival of request `index` (0-based).
     pub fn at(&self, index: usize) -> Instant {
-        self.lock()[index].0
+        self.lock()[index].at
     }
 
     /// How many messages request `index` (0-based) carried.
     pub fn messages(&self, index: usize) -> usize {
-        self.lock()[index].1
+        self.lock()[index].messages
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(Instant, usize)>> {
+    /// The fake server's own time on requests `indices` (0-based): reading their bodies as
+    /// JSON and checking them, work a real deployment does not have.
+    pub fn server_time(&self, indices: std::ops::Range<usize>) -> Duration {
+        self.lock()[indices]
+            .iter()
+            .map(|arrival| arrival.server_time)
+            .sum()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Arrival>> {
         self.0
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -340,16 +375,22 @@ pub async fn run_turns(
             "turn {n}: model requests"
         );
         run.turn_times.push(elapsed);
+        run.without_server.push(
+            elapsed
+                .saturating_sub(arrivals.server_time(requests_before..requests_before + requests)),
+        );
         run.to_request.push(
             arrivals
                 .at(requests_before)
                 .saturating_duration_since(started),
         );
         if sample_after.contains(&n) {
+            let (user, system) = cpu_times(acp.pid());
             run.samples.push(Sample {
                 turn: n,
                 rss_kib: status_kib(acp.pid(), "VmRSS"),
-                cpu: cpu_time(acp.pid()),
+                cpu: user + system,
+                system_cpu: system,
             });
         }
     }

@@ -61,6 +61,9 @@ pub struct RecordedRequest {
     pub raw_body: String,
     /// When the request's headers arrived (benchmarks time the client's steps with it).
     pub received: std::time::Instant,
+    /// When its body had been read; what the server did from here until its observer saw
+    /// the request (parsing and checking the body) is the server's time, not the client's.
+    pub body_read: std::time::Instant,
 }
 
 impl RecordedRequest {
@@ -391,6 +394,7 @@ async fn handle(shared: Arc<Shared>, request: Request) -> Response {
     let raw = axum::body::to_bytes(body, MAX_BODY_BYTES)
         .await
         .unwrap_or_default();
+    let body_read = std::time::Instant::now();
     let raw_body = String::from_utf8_lossy(&raw).into_owned();
     let parsed: Option<Value> = serde_json::from_slice(&raw).ok();
 
@@ -400,6 +404,7 @@ async fn handle(shared: Arc<Shared>, request: Request) -> Response {
         body: parsed.clone().unwrap_or(Value::Null),
         raw_body,
         received,
+        body_read,
     };
     let (number, reply, info) = {
         let mut state = shared.lock();
