@@ -14,6 +14,7 @@ use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 
 use crate::framing::request_stream;
 use crate::http::{build_client, check_endpoint, open_stream};
+use crate::render_cache::RenderCache;
 use crate::trace::{Http, HttpTrace};
 use crate::{Endpoint, ModelClient, ModelRequest, ProviderError, ResponseStream};
 
@@ -31,6 +32,7 @@ pub struct OpenAiResponsesClient {
     url: String,
     authorization: HeaderValue,
     http: Http,
+    rendered: RenderCache,
 }
 
 impl OpenAiResponsesClient {
@@ -44,6 +46,7 @@ impl OpenAiResponsesClient {
             url: format!("{base}/responses"),
             authorization,
             http: build_client(PROVIDER, &base, endpoint.timeout)?,
+            rendered: RenderCache::default(),
         })
     }
 
@@ -64,7 +67,7 @@ impl ModelClient for OpenAiResponsesClient {
     }
 
     fn stream(&self, request: Arc<ModelRequest>) -> ResponseStream {
-        let body = render::request_body(&self.model, &request);
+        let body = render::request_body(&self.model, &request, &self.rendered);
         let builder = self
             .http
             .post(&self.url)

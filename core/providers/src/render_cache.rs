@@ -1,18 +1,20 @@
 //! What a client rendered of its previous request's conversation, reused by the next
 //! request of the same [`Lineage`], so a long session renders only its new messages.
 //!
-//! A provider renders the conversation as a list of wire messages. All but the last are
-//! *settled*: appending to the conversation cannot change them (the last may still merge
-//! with a following message of the same role, and it carries the prompt-cache
-//! breakpoint). The cache keeps the settled messages' JSON and how many conversation
-//! messages they cover; a later request of the same lineage, longer than that, starts its
-//! list with those bytes and renders from there. One conversation is kept at a time: a
-//! request of another lineage renders in full and takes the cache over.
+//! A provider renders the conversation as a list of wire items. Those appending to the
+//! conversation cannot change are *settled* (with Anthropic, all but the last message,
+//! which may still merge with a following message of the same role and carries the
+//! prompt-cache breakpoint; with OpenAI's Responses, all). The cache keeps the settled
+//! items' JSON and how many conversation messages they cover; a later request of the same
+//! lineage, longer than that, starts its list with those bytes and renders from there. One
+//! conversation is kept at a time: a request of another lineage renders in full and takes
+//! the cache over.
 
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use larik_protocol::sync::locked;
+use serde::Serialize;
 
 use crate::{Conversation, Lineage};
 
@@ -21,7 +23,7 @@ struct Settled {
     lineage: Lineage,
     /// Conversation messages the JSON covers.
     messages: usize,
-    /// The settled wire messages, each followed by a comma.
+    /// The settled items, joined by commas: a slice of the body that carried them.
     json: Bytes,
 }
 
@@ -30,31 +32,123 @@ struct Settled {
 pub(crate) struct RenderCache(Arc<Mutex<Option<Settled>>>);
 
 impl RenderCache {
-    /// What can be reused for `conversation`: how many of its first messages are already
-    /// rendered, and their wire messages' JSON, each followed by a comma. `(0, empty)` when
-    /// nothing can.
-    pub(crate) fn settled_for(&self, conversation: &Conversation) -> (usize, Bytes) {
+    /// What a request of `conversation` can reuse: its first messages already rendered,
+    /// when the cache holds a rendering of its lineage it is longer than.
+    pub(crate) fn reuse(&self, conversation: &Conversation) -> Reuse {
         match &*locked(&self.0) {
             Some(settled)
                 if settled.lineage == conversation.lineage()
                     && settled.messages < conversation.len() =>
             {
-                (settled.messages, settled.json.clone())
+                Reuse {
+                    start: settled.messages,
+                    settled: settled.json.clone(),
+                }
             }
-            _ => (0, Bytes::new()),
+            _ => Reuse::nothing(),
         }
     }
 
-    /// Remembers that `json` (wire messages, each followed by a comma; usually a slice of
-    /// the body just sent, shared rather than copied) is the settled rendering of
-    /// `conversation`'s first `messages` messages.
-    pub(crate) fn keep(&self, conversation: &Conversation, messages: usize, json: Bytes) {
+    /// The body `{head…, "key": [reused items…, rendered items…], tail…}`, and the cache
+    /// now holding its settled items for the next request of `conversation`. `head` and
+    /// `tail` serialise as JSON objects.
+    pub(crate) fn body<I: Serialize>(
+        &self,
+        conversation: &Conversation,
+        reuse: Reuse,
+        head: &impl Serialize,
+        key: &str,
+        rendered: Rendered<'_, I>,
+        tail: &impl Serialize,
+    ) -> Bytes {
+        let head = to_json(head);
+        let tail = to_json(tail);
+        let key = to_json(&key);
+        // The new items, joined by commas, and where the settled ones among them end.
+        let mut fresh = Vec::new();
+        let mut fresh_settled = 0;
+        for (index, item) in rendered.items.iter().enumerate() {
+            if index > 0 {
+                fresh.push(b',');
+            }
+            serde_json::to_writer(&mut fresh, item)
+                .expect("string keys and JSON values always serialize");
+            if index + 1 == rendered.settled_items {
+                fresh_settled = fresh.len();
+            }
+        }
+        // Allocated once, at its size: growing it would copy a long conversation again.
+        let mut body = Vec::with_capacity(
+            head.len() + key.len() + reuse.settled.len() + fresh.len() + tail.len() + 4,
+        );
+        // `{head…}` loses its `}`, `{tail…}` its `{`, and the list goes between them.
+        body.extend_from_slice(&head[..head.len() - 1]);
+        if body.len() > 1 {
+            body.push(b',');
+        }
+        body.extend_from_slice(&key);
+        body.extend_from_slice(b":[");
+        let list_at = body.len();
+        body.extend_from_slice(&reuse.settled);
+        if !reuse.settled.is_empty() && !fresh.is_empty() {
+            body.push(b',');
+        }
+        let settled_end = if rendered.settled_items > 0 {
+            body.len() + fresh_settled
+        } else {
+            list_at + reuse.settled.len()
+        };
+        body.extend_from_slice(&fresh);
+        body.push(b']');
+        if tail.len() > 2 {
+            body.push(b',');
+        }
+        body.extend_from_slice(&tail[1..]);
+        let body = Bytes::from(body);
         *locked(&self.0) = Some(Settled {
             lineage: conversation.lineage(),
-            messages,
-            json,
+            messages: reuse.start + rendered.settled_messages,
+            json: body.slice(list_at..settled_end),
         });
+        body
     }
+}
+
+/// The part of a conversation's rendering a request starts from.
+pub(crate) struct Reuse {
+    /// Messages already rendered.
+    start: usize,
+    /// Their settled items, joined by commas.
+    settled: Bytes,
+}
+
+impl Reuse {
+    /// Nothing: the whole conversation is rendered.
+    pub(crate) fn nothing() -> Reuse {
+        Reuse {
+            start: 0,
+            settled: Bytes::new(),
+        }
+    }
+
+    /// How many of the conversation's messages are already rendered; the request renders
+    /// the rest.
+    pub(crate) fn start(&self) -> usize {
+        self.start
+    }
+}
+
+/// The items a request rendered from the messages after the reused ones.
+pub(crate) struct Rendered<'a, I> {
+    pub(crate) items: &'a [I],
+    /// How many of `items`, from the first, no later message can change.
+    pub(crate) settled_items: usize,
+    /// How many of the rendered messages those settled items are made of.
+    pub(crate) settled_messages: usize,
+}
+
+fn to_json(value: &impl Serialize) -> Vec<u8> {
+    serde_json::to_vec(value).expect("string keys and JSON values always serialize")
 }
 
 impl std::fmt::Debug for RenderCache {
@@ -66,5 +160,70 @@ impl std::fmt::Debug for RenderCache {
             .debug_struct("RenderCache")
             .field("settled_messages", &covered)
             .finish()
+    }
+}
+
+/// A message of each shape the formats render differently, picked by `seed`: user text,
+/// empty text, text beside a tool result, assistant text with and without a tool call,
+/// signed and unsigned thinking, a stored raw block, another model's message. Made for
+/// `provider` and `model`, so its reasoning is replayed to them.
+#[cfg(test)]
+pub(crate) fn sample_message(seed: usize, provider: &str, model: &str) -> larik_protocol::Message {
+    use larik_protocol::{Block, Message, ResultPart, Role};
+    use serde_json::json;
+
+    let assistant = |content| Message::assistant(content, format!("{provider}/{model}"));
+    match seed % 9 {
+        0 => Message::user_text(format!("prompt {seed} with \"quotes\" and \\ slashes")),
+        1 => Message::user_text(""),
+        2 => Message {
+            role: Role::User,
+            content: vec![
+                Block::Text {
+                    text: format!("note {seed}"),
+                },
+                Block::ToolResult {
+                    call_id: format!("call-{seed}"),
+                    content: vec![ResultPart::text(format!("output {seed}\n"))],
+                    is_error: seed.is_multiple_of(2),
+                },
+            ],
+            model: None,
+        },
+        3 => assistant(vec![Block::Text {
+            text: format!("answer {seed}"),
+        }]),
+        4 => assistant(vec![
+            Block::Text {
+                text: "Reading.".into(),
+            },
+            Block::ToolCall {
+                id: format!("call-{seed}"),
+                name: "read".into(),
+                input: json!({"path": format!("src/{seed}.rs")}),
+            },
+        ]),
+        5 => assistant(vec![Block::Thinking {
+            text: format!("thought {seed}"),
+            signature: Some(format!("sig-{seed}")),
+            provider: provider.into(),
+        }]),
+        6 => assistant(vec![Block::Thinking {
+            text: "unsigned".into(),
+            signature: None,
+            provider: provider.into(),
+        }]),
+        7 => assistant(vec![Block::Opaque {
+            provider: provider.into(),
+            raw: format!(
+                r#"{{"type":"reasoning","id":"rs_{seed}","encrypted_content":"e{seed}"}}"#
+            ),
+        }]),
+        _ => Message::assistant(
+            vec![Block::Text {
+                text: format!("from elsewhere {seed}"),
+            }],
+            "other/elsewhere",
+        ),
     }
 }

@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::render_cache::RenderCache;
+use crate::render_cache::{RenderCache, Rendered, Reuse};
 use crate::replay::replayable_blocks;
 use crate::{ModelRequest, ReasoningEffort, ToolSpec};
 
@@ -143,12 +143,12 @@ struct WireTool<'a> {
 /// `system`, `messages`, `tools`, `stream`, `thinking`, in that order. The messages
 /// `cache` holds for this conversation are copied, not rendered again.
 pub(super) fn request_body(model: &str, request: &ModelRequest, cache: &RenderCache) -> Bytes {
-    let (mut start, mut settled) = cache.settled_for(&request.messages);
-    let (mut messages, mut last_start) = render_messages(&request.messages[start..], model);
-    if messages.is_empty() && start > 0 {
+    let mut reuse = cache.reuse(&request.messages);
+    let (mut messages, mut last_start) = render_messages(&request.messages[reuse.start()..], model);
+    if messages.is_empty() && reuse.start() > 0 {
         // Nothing new to carry the breakpoint: render in full so the last settled message
         // gets it.
-        (start, settled) = (0, Bytes::new());
+        reuse = Reuse::nothing();
         (messages, last_start) = render_messages(&request.messages, model);
     }
     if let Some(last) = messages.last_mut() {
@@ -175,48 +175,12 @@ pub(super) fn request_body(model: &str, request: &ModelRequest, cache: &RenderCa
             .and_then(|effort| thinking_budget(effort, request.max_output_tokens))
             .map(|budget| json!({"type": "enabled", "budget_tokens": budget})),
     };
-    // The new messages, each followed by a comma, and where the settled ones among them end.
-    let mut fresh = Vec::new();
-    let mut fresh_settled = 0;
-    for (index, message) in messages.iter().enumerate() {
-        write_json(&mut fresh, message);
-        fresh.push(b',');
-        if index + 1 < messages.len() {
-            fresh_settled = fresh.len();
-        }
-    }
-    let head = serde_json::to_vec(&head).expect("string keys and JSON values always serialize");
-    let tail = serde_json::to_vec(&tail).expect("string keys and JSON values always serialize");
-    // Both halves are objects with at least one field: `{head…}` loses its `}` and
-    // `{tail…}` its `{`, and the messages go between them. The body is allocated once, at
-    // its size: copying a long conversation again to grow it would cost what the cache
-    // saves.
-    const MESSAGES_KEY: &[u8] = br#","messages":["#;
-    let mut body = Vec::with_capacity(
-        head.len() + MESSAGES_KEY.len() + settled.len() + fresh.len() + 1 + tail.len(),
-    );
-    body.extend_from_slice(&head[..head.len() - 1]);
-    body.extend_from_slice(MESSAGES_KEY);
-    let messages_at = body.len();
-    body.extend_from_slice(&settled);
-    let settled_end = body.len() + fresh_settled;
-    body.extend_from_slice(&fresh);
-    if body.len() > messages_at {
-        body.pop();
-    }
-    body.extend_from_slice(b"],");
-    body.extend_from_slice(&tail[1..]);
-    let body = Bytes::from(body);
-    cache.keep(
-        &request.messages,
-        start + last_start,
-        body.slice(messages_at..settled_end),
-    );
-    body
-}
-
-fn write_json(out: &mut Vec<u8>, value: &impl Serialize) {
-    serde_json::to_writer(out, value).expect("string keys and JSON values always serialize");
+    let rendered = Rendered {
+        items: &messages,
+        settled_items: messages.len().saturating_sub(1),
+        settled_messages: last_start,
+    };
+    cache.body(&request.messages, reuse, &head, "messages", rendered, &tail)
 }
 
 fn wire_tools(tools: &[ToolSpec]) -> Vec<WireTool<'_>> {
@@ -387,6 +351,7 @@ fn tool_input(input: &Value) -> ToolInput<'_> {
 mod tests {
     use super::*;
     use crate::ToolSpec;
+    use crate::render_cache::sample_message;
 
     const MODEL: &str = "claude-sonnet-4-5";
 
@@ -616,64 +581,6 @@ mod tests {
         assert!(body.get("thinking").is_none());
     }
 
-    /// A message of each shape the rendering treats differently, picked by `seed`: user
-    /// text, empty text, tool results (which sort first), assistant text with and without a
-    /// tool call, signed and unsigned thinking, a stored raw block, another model's message.
-    fn message_of_kind(seed: usize) -> Message {
-        let assistant = |content| Message::assistant(content, format!("anthropic/{MODEL}"));
-        match seed % 9 {
-            0 => Message::user_text(format!("prompt {seed} with \"quotes\" and \\ slashes")),
-            1 => Message::user_text(""),
-            2 => Message {
-                role: Role::User,
-                content: vec![
-                    Block::Text {
-                        text: format!("note {seed}"),
-                    },
-                    Block::ToolResult {
-                        call_id: format!("call-{seed}"),
-                        content: vec![ResultPart::text(format!("output {seed}\n"))],
-                        is_error: seed.is_multiple_of(2),
-                    },
-                ],
-                model: None,
-            },
-            3 => assistant(vec![Block::Text {
-                text: format!("answer {seed}"),
-            }]),
-            4 => assistant(vec![
-                Block::Text {
-                    text: "Reading.".into(),
-                },
-                Block::ToolCall {
-                    id: format!("call-{seed}"),
-                    name: "read".into(),
-                    input: json!({"path": format!("src/{seed}.rs")}),
-                },
-            ]),
-            5 => assistant(vec![Block::Thinking {
-                text: format!("thought {seed}"),
-                signature: Some(format!("sig-{seed}")),
-                provider: PROVIDER.into(),
-            }]),
-            6 => assistant(vec![Block::Thinking {
-                text: "unsigned".into(),
-                signature: None,
-                provider: PROVIDER.into(),
-            }]),
-            7 => assistant(vec![Block::Opaque {
-                provider: PROVIDER.into(),
-                raw: format!(r#"{{"type":"redacted_thinking","data":"d{seed}"}}"#),
-            }]),
-            _ => Message::assistant(
-                vec![Block::Text {
-                    text: format!("from elsewhere {seed}"),
-                }],
-                "openai/gpt-5",
-            ),
-        }
-    }
-
     #[test]
     fn a_growing_conversation_renders_the_same_bytes_with_the_cache_as_without() {
         let cache = RenderCache::default();
@@ -682,8 +589,10 @@ mod tests {
         // A sequence that visits every pair of kinds, so every merge and settle case occurs.
         for step in 0..200 {
             let kind = (step * 7 + step / 9) % 9;
-            conversation.messages.push(message_of_kind(kind + 9 * step));
-            if cache.settled_for(&conversation.messages).0 > 0 {
+            conversation
+                .messages
+                .push(sample_message(kind + 9 * step, PROVIDER, MODEL));
+            if cache.reuse(&conversation.messages).start() > 0 {
                 reused += 1;
             }
             let cached = request_body(MODEL, &conversation, &cache);
@@ -703,14 +612,18 @@ mod tests {
     #[test]
     fn a_conversation_that_changed_other_than_by_growing_is_rendered_in_full() {
         let cache = RenderCache::default();
-        let mut conversation = request((0..40).map(message_of_kind).collect());
+        let mut conversation = request(
+            (0..40)
+                .map(|seed| sample_message(seed, PROVIDER, MODEL))
+                .collect(),
+        );
         request_body(MODEL, &conversation, &cache);
         // Compaction: the start replaced, the rest kept.
         let kept = conversation.messages.split_off(20);
         let mut compacted = vec![Message::user_text("summary")];
         compacted.extend(kept);
         conversation.messages = compacted.into();
-        assert_eq!(cache.settled_for(&conversation.messages).0, 0);
+        assert_eq!(cache.reuse(&conversation.messages).start(), 0);
         let cached = request_body(MODEL, &conversation, &cache);
         assert_eq!(
             cached,
@@ -718,8 +631,10 @@ mod tests {
         );
         // A copy that grows apart from the original: each renders its own messages.
         let mut copy = conversation.clone();
-        copy.messages.push(message_of_kind(3));
-        conversation.messages.push(message_of_kind(0));
+        copy.messages.push(sample_message(3, PROVIDER, MODEL));
+        conversation
+            .messages
+            .push(sample_message(0, PROVIDER, MODEL));
         for request in [&copy, &conversation, &copy] {
             assert_eq!(
                 request_body(MODEL, request, &cache),

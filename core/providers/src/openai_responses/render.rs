@@ -2,14 +2,18 @@
 //!
 //! The conversation becomes a flat list of input items: user messages, assistant messages,
 //! function calls and their outputs, and stored reasoning items sent back byte for byte so
-//! the model keeps its chain of thought across tool calls.
+//! the model keeps its chain of thought across tool calls. Each message's items depend on
+//! that message alone, so the client's [`RenderCache`] keeps them all and each request of
+//! a session renders only its new messages.
 
-use larik_protocol::{Block, ResultPart, Role, transcript::result_text};
+use bytes::Bytes;
+use larik_protocol::{Block, Message, ResultPart, Role, transcript::result_text};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::ModelRequest;
+use crate::render_cache::{RenderCache, Rendered, Reuse};
 use crate::replay::replayable_blocks;
 
 use super::PROVIDER;
@@ -22,12 +26,17 @@ enum Item<'a> {
     Raw(&'a RawValue),
 }
 
+/// The body's fields before `input`.
 #[derive(Debug, Serialize)]
-struct Body<'a> {
+struct Head<'a> {
     model: &'a str,
     #[serde(skip_serializing_if = "str::is_empty")]
     instructions: &'a str,
-    input: Vec<Item<'a>>,
+}
+
+/// The body's fields after `input`.
+#[derive(Debug, Serialize)]
+struct Tail {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<Value>,
     stream: bool,
@@ -39,15 +48,14 @@ struct Body<'a> {
     reasoning: Option<Value>,
 }
 
-/// The JSON body of a streaming Responses request for `model`.
-pub(super) fn request_body(model: &str, request: &ModelRequest) -> Vec<u8> {
-    let mut input = Vec::new();
-    for message in request.messages.iter() {
-        let blocks = replayable_blocks(message, PROVIDER, model);
-        match message.role {
-            Role::User => render_user(&blocks, &mut input),
-            Role::Assistant => render_assistant(&blocks, &mut input),
-        }
+/// The JSON body of a streaming Responses request for `model`. The items `cache` holds for
+/// this conversation are copied, not rendered again.
+pub(super) fn request_body(model: &str, request: &ModelRequest, cache: &RenderCache) -> Bytes {
+    let mut reuse = cache.reuse(&request.messages);
+    let mut input = render_input(&request.messages[reuse.start()..], model);
+    if input.is_empty() && reuse.start() > 0 {
+        reuse = Reuse::nothing();
+        input = render_input(&request.messages, model);
     }
     let tools = request
         .tools
@@ -62,10 +70,11 @@ pub(super) fn request_body(model: &str, request: &ModelRequest) -> Vec<u8> {
             })
         })
         .collect();
-    let body = Body {
+    let head = Head {
         model,
         instructions: &request.system,
-        input,
+    };
+    let tail = Tail {
         tools,
         stream: true,
         store: false,
@@ -76,7 +85,25 @@ pub(super) fn request_body(model: &str, request: &ModelRequest) -> Vec<u8> {
             .reasoning
             .map(|effort| json!({"effort": effort.as_str(), "summary": "auto"})),
     };
-    serde_json::to_vec(&body).expect("string keys and JSON values always serialize")
+    let rendered = Rendered {
+        items: &input,
+        settled_items: input.len(),
+        settled_messages: request.messages.len() - reuse.start(),
+    };
+    cache.body(&request.messages, reuse, &head, "input", rendered, &tail)
+}
+
+/// The input items of `messages`.
+fn render_input<'a>(messages: &'a [Message], model: &str) -> Vec<Item<'a>> {
+    let mut input = Vec::new();
+    for message in messages {
+        let blocks = replayable_blocks(message, PROVIDER, model);
+        match message.role {
+            Role::User => render_user(&blocks, &mut input),
+            Role::Assistant => render_assistant(&blocks, &mut input),
+        }
+    }
+    input
 }
 
 fn input_image(media_type: &str, data: &str) -> Value {
@@ -179,7 +206,6 @@ fn render_assistant<'a>(blocks: &[&'a Block], input: &mut Vec<Item<'a>>) {
 mod tests {
     use super::*;
     use crate::{ReasoningEffort, ToolSpec};
-    use larik_protocol::Message;
 
     const REASONING: &str = r#"{"id":"rs_1","type":"reasoning","summary":[{"type":"summary_text","text":"Plan"}],"encrypted_content":"gAAAAB+/=="}"#;
 
@@ -199,7 +225,9 @@ mod tests {
     }
 
     fn render(request: &ModelRequest, model: &str) -> (String, Value) {
-        let text = String::from_utf8(request_body(model, request)).expect("JSON is UTF-8");
+        let text =
+            String::from_utf8(request_body(model, request, &RenderCache::default()).to_vec())
+                .expect("JSON is UTF-8");
         let value = serde_json::from_str(&text).expect("the body is JSON");
         (text, value)
     }
@@ -351,5 +379,42 @@ mod tests {
         assert!(body.get("reasoning").is_none());
         assert!(body.get("tools").is_none());
         assert!(body.get("instructions").is_none());
+    }
+
+    #[test]
+    fn a_growing_conversation_renders_the_same_bytes_with_the_cache_as_without() {
+        let cache = RenderCache::default();
+        let mut conversation = request(Vec::new());
+        let mut reused = 0;
+        for step in 0..200 {
+            let kind = (step * 7 + step / 9) % 9;
+            conversation
+                .messages
+                .push(crate::render_cache::sample_message(
+                    kind + 9 * step,
+                    PROVIDER,
+                    "gpt-5",
+                ));
+            if cache.reuse(&conversation.messages).start() > 0 {
+                reused += 1;
+            }
+            let cached = request_body("gpt-5", &conversation, &cache);
+            let fresh = request_body("gpt-5", &conversation, &RenderCache::default());
+            assert_eq!(
+                String::from_utf8(cached.to_vec()).expect("UTF-8"),
+                String::from_utf8(fresh.to_vec()).expect("UTF-8"),
+                "after message {step}"
+            );
+        }
+        assert!(
+            reused > 150,
+            "the cache was used for {reused} of 200 requests"
+        );
+        // Another conversation of the same client renders its own messages.
+        let other = request(vec![Message::user_text("elsewhere")]);
+        assert_eq!(
+            request_body("gpt-5", &other, &cache),
+            request_body("gpt-5", &other, &RenderCache::default())
+        );
     }
 }
