@@ -1048,3 +1048,98 @@ async fn a_data_dir_out_of_inodes_refuses_a_write_it_cannot_save_for_undo() {
     server.assert_no_violations();
     project.consistent_session_at(&inside, &["write one", "write two", "try again"]);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_full_data_dir_stops_the_debug_trace_once_and_the_session_goes_on() {
+    let project = Project::new();
+    // The project's instructions put about 60 KB into every request, far more than the
+    // eight blocks left: the trace's copy of the request body cannot be written.
+    std::fs::write(
+        project.cwd().join("AGENTS.md"),
+        "Keep every note short and plain. ".repeat(1_900),
+    )
+    .expect("write AGENTS.md");
+    let data = project.xdg_data_home();
+    let namespace = Namespace::tmpfs(&data).await;
+    let filler = namespace.fill(&data, 8).await;
+    let server = FakeModelServer::start().await;
+    server.enqueue(turn().text("Traced in part."));
+    let run = project
+        .larik_in(
+            &namespace,
+            &server.anthropic_base_url(),
+            &[],
+            &["--debug", "-p", PROMPT],
+        )
+        .await;
+    assert!(run.status.success(), "{run:?}");
+    assert_eq!(run.stdout, "Traced in part.\n");
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "one line on stderr: {run:?}");
+    let inside = namespace.path(&data);
+    let session_file = project.session_path_at(&inside);
+    // The line names the trace as the run saw it, inside the namespace.
+    let trace_seen_inside = data.join(
+        session_file
+            .with_extension("trace")
+            .strip_prefix(&inside)
+            .expect("the session file is under the data directory"),
+    );
+    assert_eq!(
+        lines[0],
+        format!(
+            "larik: warning: the debug trace {} can no longer be written (No space left on \
+             device (os error 28)); it stops here and the session goes on",
+            trace_seen_inside.display()
+        )
+    );
+    project.consistent_session_at(&inside, &[PROMPT]);
+    let trace = session_file.with_extension("trace");
+    assert!(
+        !trace.join("http/0001-request.body").exists(),
+        "a body that did not fit is left out"
+    );
+    let events = std::fs::read_to_string(trace.join("events.jsonl")).unwrap_or_default();
+    for line in events.lines() {
+        serde_json::from_str::<Value>(line).expect("every events line is whole JSON");
+    }
+    assert!(events.is_empty() || events.ends_with('\n'), "{events:?}");
+
+    // With room again, the trace of the same session goes on and is read back.
+    std::fs::remove_file(filler).expect("free the space");
+    server.enqueue(turn().text("Traced in full."));
+    let run = project
+        .larik_in(
+            &namespace,
+            &server.anthropic_base_url(),
+            &[],
+            &["--debug", "-c", "-p", "go on"],
+        )
+        .await;
+    run.succeeded();
+    assert_eq!(run.stdout, "Traced in full.\n");
+    let requests: Vec<String> = std::fs::read_dir(trace.join("http"))
+        .expect("the trace's http directory")
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with("-request.body"))
+        .collect();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    let body = std::fs::read_to_string(trace.join("http").join(&requests[0])).expect("body");
+    assert!(body.contains("go on") && body.contains("Keep every note short"));
+    let id = session_file
+        .file_stem()
+        .and_then(|stem| stem.to_str())
+        .expect("a session id");
+    let summary = project
+        .larik_in(
+            &namespace,
+            &server.anthropic_base_url(),
+            &[],
+            &["trace", id],
+        )
+        .await;
+    summary.succeeded();
+    assert!(!summary.stdout.is_empty(), "{summary:?}");
+    project.consistent_session_at(&inside, &[PROMPT, "go on"]);
+}

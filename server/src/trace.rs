@@ -11,15 +11,17 @@
 //!
 //! Keys never reach the trace: authorization headers and the like are replaced by
 //! `[redacted]`, and so is every provider key of the environment wherever it appears in a
-//! URL or a body. Writing the trace never fails a session: a file that cannot be written
-//! is left out. `larik trace ID` (see [`summary`]) sums a trace up.
+//! URL or a body. Writing the trace never fails a session: the first write that fails (a
+//! full or read-only disk) stops the trace, leaves out the file it was writing (an
+//! `events.jsonl` line written in part is cut off again), and is told once on stderr; the
+//! session goes on. `larik trace ID` (see [`summary`]) sums a trace up.
 
 pub mod summary;
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
 
@@ -56,6 +58,47 @@ pub struct Trace {
     /// The number of the next request.
     next: AtomicU32,
     secrets: Arc<Secrets>,
+    writable: Arc<Writable>,
+}
+
+/// Whether a trace may still be written: the first write that fails stops it for good.
+struct Writable {
+    dir: PathBuf,
+    stopped: AtomicBool,
+}
+
+impl Writable {
+    fn stopped(&self) -> bool {
+        self.stopped.load(Ordering::Relaxed)
+    }
+
+    /// Runs `write` unless the trace has stopped. When it fails, `undo` removes what it
+    /// left, and the trace stops, said once on stderr.
+    fn write(&self, write: impl FnOnce() -> std::io::Result<()>, undo: impl FnOnce()) {
+        if self.stopped() {
+            return;
+        }
+        if let Err(error) = write() {
+            undo();
+            if !self.stopped.swap(true, Ordering::Relaxed) {
+                eprintln!(
+                    "larik: warning: the debug trace {} can no longer be written ({error}); it \
+                     stops here and the session goes on",
+                    self.dir.display()
+                );
+            }
+        }
+    }
+
+    /// Writes `contents` to the new file `path`, left out when it cannot be written whole.
+    fn write_file(&self, path: &Path, contents: &[u8]) {
+        self.write(
+            || std::fs::write(path, contents),
+            || {
+                let _ = std::fs::remove_file(path);
+            },
+        );
+    }
 }
 
 /// The secrets cut out of everything the trace writes, longest first.
@@ -131,6 +174,10 @@ impl Trace {
             events: Mutex::new(events),
             next: AtomicU32::new(next),
             secrets: Arc::new(Secrets(secrets)),
+            writable: Arc::new(Writable {
+                dir,
+                stopped: AtomicBool::new(false),
+            }),
         })
     }
 
@@ -151,8 +198,20 @@ impl EventLog for Trace {
         });
         let mut line = self.secrets.redact(&line.to_string());
         line.push('\n');
-        if let Some(file) = locked(&self.events).as_mut() {
-            let _ = file.write_all(line.as_bytes());
+        if let Some(file) = locked(&self.events).as_ref() {
+            // A line written in part is cut off again, so the file keeps whole lines.
+            let length = file.metadata().map(|metadata| metadata.len());
+            self.writable.write(
+                || {
+                    let mut writer = file;
+                    writer.write_all(line.as_bytes())
+                },
+                || {
+                    if let Ok(length) = length {
+                        let _ = file.set_len(length);
+                    }
+                },
+            );
         }
     }
 }
@@ -166,6 +225,7 @@ struct Exchange {
     bytes: u64,
     response: Map<String, Value>,
     secrets: Arc<Secrets>,
+    writable: Arc<Writable>,
 }
 
 /// `prefix` (a path ending in `NNNN-`) with `suffix` after it.
@@ -186,21 +246,25 @@ impl HttpTrace for Trace {
             "time": larik_session::rfc3339(SystemTime::now()),
             "elapsed_ms": self.elapsed_ms(),
         });
-        let _ = std::fs::write(
-            with_suffix(&prefix, "request.json"),
-            serde_json::to_vec_pretty(&meta).unwrap_or_default(),
+        self.writable.write_file(
+            &with_suffix(&prefix, "request.json"),
+            &serde_json::to_vec_pretty(&meta).unwrap_or_default(),
         );
-        let _ = std::fs::write(
-            with_suffix(&prefix, "request.body"),
-            self.secrets.redact_bytes(request.body),
+        self.writable.write_file(
+            &with_suffix(&prefix, "request.body"),
+            &self.secrets.redact_bytes(request.body),
         );
+        let body = (!self.writable.stopped())
+            .then(|| File::create(with_suffix(&prefix, "response.body")).ok())
+            .flatten();
         Box::new(Exchange {
-            body: File::create(with_suffix(&prefix, "response.body")).ok(),
+            body,
             prefix,
             started: Instant::now(),
             bytes: 0,
             response: Map::new(),
             secrets: Arc::clone(&self.secrets),
+            writable: Arc::clone(&self.writable),
         })
     }
 }
@@ -215,7 +279,16 @@ impl HttpExchange for Exchange {
     fn body(&mut self, chunk: &[u8]) {
         self.bytes += chunk.len() as u64;
         if let Some(file) = self.body.as_mut() {
-            let _ = file.write_all(&self.secrets.redact_bytes(chunk));
+            let path = with_suffix(&self.prefix, "response.body");
+            self.writable.write(
+                || file.write_all(&self.secrets.redact_bytes(chunk)),
+                || {
+                    let _ = std::fs::remove_file(&path);
+                },
+            );
+            if self.writable.stopped() {
+                self.body = None;
+            }
         }
     }
 
@@ -231,9 +304,9 @@ impl Drop for Exchange {
         self.response.insert("elapsed_ms".into(), json!(elapsed));
         self.response.insert("bytes".into(), json!(self.bytes));
         let response = Value::Object(std::mem::take(&mut self.response));
-        let _ = std::fs::write(
-            with_suffix(&self.prefix, "response.json"),
-            serde_json::to_vec_pretty(&response).unwrap_or_default(),
+        self.writable.write_file(
+            &with_suffix(&self.prefix, "response.json"),
+            &serde_json::to_vec_pretty(&response).unwrap_or_default(),
         );
     }
 }
