@@ -227,3 +227,38 @@ pub(crate) fn sample_message(seed: usize, provider: &str, model: &str) -> larik_
         ),
     }
 }
+
+/// Grows `request`'s conversation by 200 messages of every kind (a sequence that visits
+/// every pair of kinds, so every merge and settle case occurs), rendering it after each
+/// with `render` through one cache and through a fresh one, and checks the bodies are the
+/// same bytes and that the cache served most of them.
+#[cfg(test)]
+pub(crate) fn check_growing_conversation(
+    mut request: crate::ModelRequest,
+    provider: &str,
+    model: &str,
+    render: impl Fn(&crate::ModelRequest, &RenderCache) -> Bytes,
+) {
+    let cache = RenderCache::default();
+    let mut reused = 0;
+    for step in 0..200 {
+        let kind = (step * 7 + step / 9) % 9;
+        request
+            .messages
+            .push(sample_message(kind + 9 * step, provider, model));
+        if cache.reuse(&request.messages).start() > 0 {
+            reused += 1;
+        }
+        let cached = render(&request, &cache);
+        let fresh = render(&request, &RenderCache::default());
+        assert_eq!(
+            String::from_utf8(cached.to_vec()).expect("UTF-8"),
+            String::from_utf8(fresh.to_vec()).expect("UTF-8"),
+            "after message {step}"
+        );
+    }
+    assert!(
+        reused > 150,
+        "the cache was used for {reused} of 200 requests"
+    );
+}

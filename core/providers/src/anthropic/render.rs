@@ -351,7 +351,7 @@ fn tool_input(input: &Value) -> ToolInput<'_> {
 mod tests {
     use super::*;
     use crate::ToolSpec;
-    use crate::render_cache::sample_message;
+    use crate::render_cache::{check_growing_conversation, sample_message};
 
     const MODEL: &str = "claude-sonnet-4-5";
 
@@ -583,30 +583,9 @@ mod tests {
 
     #[test]
     fn a_growing_conversation_renders_the_same_bytes_with_the_cache_as_without() {
-        let cache = RenderCache::default();
-        let mut conversation = request(Vec::new());
-        let mut reused = 0;
-        // A sequence that visits every pair of kinds, so every merge and settle case occurs.
-        for step in 0..200 {
-            let kind = (step * 7 + step / 9) % 9;
-            conversation
-                .messages
-                .push(sample_message(kind + 9 * step, PROVIDER, MODEL));
-            if cache.reuse(&conversation.messages).start() > 0 {
-                reused += 1;
-            }
-            let cached = request_body(MODEL, &conversation, &cache);
-            let fresh = request_body(MODEL, &conversation, &RenderCache::default());
-            assert_eq!(
-                String::from_utf8(cached.to_vec()).expect("UTF-8"),
-                String::from_utf8(fresh.to_vec()).expect("UTF-8"),
-                "after message {step}"
-            );
-        }
-        assert!(
-            reused > 150,
-            "the cache was used for {reused} of 200 requests"
-        );
+        check_growing_conversation(request(Vec::new()), PROVIDER, MODEL, |request, cache| {
+            request_body(MODEL, request, cache)
+        });
     }
 
     #[test]

@@ -205,6 +205,7 @@ fn render_assistant<'a>(blocks: &[&'a Block], input: &mut Vec<Item<'a>>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::render_cache::check_growing_conversation;
     use crate::{ReasoningEffort, ToolSpec};
 
     const REASONING: &str = r#"{"id":"rs_1","type":"reasoning","summary":[{"type":"summary_text","text":"Plan"}],"encrypted_content":"gAAAAB+/=="}"#;
@@ -383,34 +384,13 @@ mod tests {
 
     #[test]
     fn a_growing_conversation_renders_the_same_bytes_with_the_cache_as_without() {
-        let cache = RenderCache::default();
-        let mut conversation = request(Vec::new());
-        let mut reused = 0;
-        for step in 0..200 {
-            let kind = (step * 7 + step / 9) % 9;
-            conversation
-                .messages
-                .push(crate::render_cache::sample_message(
-                    kind + 9 * step,
-                    PROVIDER,
-                    "gpt-5",
-                ));
-            if cache.reuse(&conversation.messages).start() > 0 {
-                reused += 1;
-            }
-            let cached = request_body("gpt-5", &conversation, &cache);
-            let fresh = request_body("gpt-5", &conversation, &RenderCache::default());
-            assert_eq!(
-                String::from_utf8(cached.to_vec()).expect("UTF-8"),
-                String::from_utf8(fresh.to_vec()).expect("UTF-8"),
-                "after message {step}"
-            );
-        }
-        assert!(
-            reused > 150,
-            "the cache was used for {reused} of 200 requests"
-        );
+        check_growing_conversation(request(Vec::new()), PROVIDER, "gpt-5", |request, cache| {
+            request_body("gpt-5", request, cache)
+        });
         // Another conversation of the same client renders its own messages.
+        let cache = RenderCache::default();
+        let first = request(vec![Message::user_text("first")]);
+        request_body("gpt-5", &first, &cache);
         let other = request(vec![Message::user_text("elsewhere")]);
         assert_eq!(
             request_body("gpt-5", &other, &cache),
