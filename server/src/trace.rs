@@ -254,9 +254,14 @@ impl HttpTrace for Trace {
             &with_suffix(&prefix, "request.body"),
             &self.secrets.redact_bytes(request.body),
         );
-        let body = (!self.writable.stopped())
-            .then(|| File::create(with_suffix(&prefix, "response.body")).ok())
-            .flatten();
+        let mut body = None;
+        self.writable.write(
+            || {
+                body = Some(File::create(with_suffix(&prefix, "response.body"))?);
+                Ok(())
+            },
+            || {},
+        );
         Box::new(Exchange {
             body,
             prefix,
@@ -278,17 +283,24 @@ impl HttpExchange for Exchange {
 
     fn body(&mut self, chunk: &[u8]) {
         self.bytes += chunk.len() as u64;
-        if let Some(file) = self.body.as_mut() {
-            let path = with_suffix(&self.prefix, "response.body");
-            self.writable.write(
-                || file.write_all(&self.secrets.redact_bytes(chunk)),
-                || {
-                    let _ = std::fs::remove_file(&path);
-                },
-            );
-            if self.writable.stopped() {
-                self.body = None;
-            }
+        let Some(file) = self.body.as_mut() else {
+            return;
+        };
+        let path = with_suffix(&self.prefix, "response.body");
+        if self.writable.stopped() {
+            // The trace stopped while this answer streamed: what it holds of it is cut short.
+            self.body = None;
+            let _ = std::fs::remove_file(&path);
+            return;
+        }
+        self.writable.write(
+            || file.write_all(&self.secrets.redact_bytes(chunk)),
+            || {
+                let _ = std::fs::remove_file(&path);
+            },
+        );
+        if self.writable.stopped() {
+            self.body = None;
         }
     }
 
