@@ -85,11 +85,14 @@ impl EditFeedback for ServerFeedback {
                     .unreadable_output(path)
                     .saturating_sub(unreadable_before);
                 if !report.fresh && unreadable > 0 {
+                    let log = self
+                        .servers
+                        .open_log(&name)
+                        .map(|log| format!("; its log {} has it", log.display()))
+                        .unwrap_or_default();
                     lines.push(format!(
                         "({name} did not report on this change: it wrote output that is not LSP \
-                         ({unreadable} times; its log {} has it). Diagnostics may be missing or \
-                         out of date.)",
-                        self.servers.log_path(&name).display()
+                         ({unreadable} times{log}). Diagnostics may be missing or out of date.)"
                     ));
                 } else if !report.fresh {
                     lines.push(format!(
@@ -100,10 +103,12 @@ impl EditFeedback for ServerFeedback {
             Err(error) => {
                 let first_time = locked(&self.told).insert(name.clone());
                 if first_time {
-                    lines.push(format!(
-                        "(No diagnostics from {name}: {error}. Its log: {}.)",
-                        self.servers.log_path(&name).display()
-                    ));
+                    let log = self
+                        .servers
+                        .open_log(&name)
+                        .map(|log| format!(" Its log: {}.", log.display()))
+                        .unwrap_or_default();
+                    lines.push(format!("(No diagnostics from {name}: {error}.{log})"));
                 }
             }
         }

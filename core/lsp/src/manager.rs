@@ -237,6 +237,18 @@ impl LanguageServers {
         self.log_dir.join(format!("lsp-{name}.log"))
     }
 
+    /// The log of the server called `name`, when there is one it can be appended to: a
+    /// server whose log could not be opened (the data directory full or read-only) runs
+    /// without one, and a message should not send the user to it.
+    pub fn open_log(&self, name: &str) -> Option<PathBuf> {
+        let path = self.log_path(name);
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .is_ok()
+            .then_some(path)
+    }
+
     /// How many pieces of output that are not LSP messages the running server for `path`
     /// has written (0 when none runs). See [`LanguageServer::unreadable_output`].
     pub fn unreadable_output(&self, path: &Path) -> u64 {

@@ -101,13 +101,18 @@ async fn a_log_that_cannot_be_written_leaves_the_server_working() {
     servers.shutdown().await;
 }
 
-/// A checker over one configured server for `.zz` files, with short waits.
-fn broken_server(root: &std::path::Path, script: &str) -> (Arc<LanguageServers>, ServerFeedback) {
+/// A checker over one configured server for `.zz` files, with short waits, logging into
+/// `log_dir`.
+fn broken_server(
+    root: &std::path::Path,
+    log_dir: &std::path::Path,
+    script: &str,
+) -> (Arc<LanguageServers>, ServerFeedback) {
     let spec = ServerSpec::new("broken", "bash", &["-c", script], &["zz"], &[]);
     let servers = Arc::new(LanguageServers::new(ManagerConfig {
         project_root: root.to_path_buf(),
         path_dirs: kit::path_dirs(),
-        log_dir: root.join(".logs"),
+        log_dir: log_dir.to_path_buf(),
         servers: vec![spec],
         disabled: Vec::new(),
         timeouts: Timeouts {
@@ -131,12 +136,17 @@ async fn a_server_that_never_answers_or_writes_garbage_costs_one_line_once() {
         "echo garbage; exit 3",
     ] {
         let (_dir, root) = kit::project(&[("a.zz", "one\n")]);
-        let (servers, feedback) = broken_server(&root, script);
+        let (servers, feedback) = broken_server(&root, &root.join(".logs"), script);
         let path = root.join("a.zz");
         let report = feedback.after_edit(&path, "two\n").await.expect("a line");
         assert_eq!(report.lines().count(), 1, "{script}: {report}");
         assert!(
             report.starts_with("(No diagnostics from broken: "),
+            "{script}: {report}"
+        );
+        let log = root.join(".logs/lsp-broken.log");
+        assert!(
+            report.ends_with(&format!(" Its log: {}.)", log.display())),
             "{script}: {report}"
         );
         // Said once: the next edit of the session adds nothing.
@@ -147,6 +157,26 @@ async fn a_server_that_never_answers_or_writes_garbage_costs_one_line_once() {
         );
         servers.shutdown().await;
     }
+}
+
+/// A server that fails while its log could not be opened: the line says what failed and
+/// points at no log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_server_without_a_log_names_no_log() {
+    let (_dir, root) = kit::project(&[("a.zz", "one\n")]);
+    let blocked = root.join("blocked");
+    std::fs::write(&blocked, "a file where the log directory would be").expect("write");
+    let (servers, feedback) = broken_server(&root, &blocked.join("logs"), "echo garbage; exit 3");
+    let report = feedback
+        .after_edit(&root.join("a.zz"), "two\n")
+        .await
+        .expect("a line");
+    assert!(
+        report.starts_with("(No diagnostics from broken: ") && report.ends_with(".)"),
+        "{report}"
+    );
+    assert!(!report.contains("Its log"), "{report}");
+    servers.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
