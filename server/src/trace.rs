@@ -286,21 +286,13 @@ impl HttpExchange for Exchange {
         let Some(file) = self.body.as_mut() else {
             return;
         };
-        let path = with_suffix(&self.prefix, "response.body");
+        self.writable
+            .write(|| file.write_all(&self.secrets.redact_bytes(chunk)), || {});
         if self.writable.stopped() {
-            // The trace stopped while this answer streamed: what it holds of it is cut short.
+            // Stopped by this write or by another while the answer streamed: what the file
+            // holds of it is cut short.
             self.body = None;
-            let _ = std::fs::remove_file(&path);
-            return;
-        }
-        self.writable.write(
-            || file.write_all(&self.secrets.redact_bytes(chunk)),
-            || {
-                let _ = std::fs::remove_file(&path);
-            },
-        );
-        if self.writable.stopped() {
-            self.body = None;
+            let _ = std::fs::remove_file(with_suffix(&self.prefix, "response.body"));
         }
     }
 

@@ -124,7 +124,7 @@ pub(crate) struct Reuse {
 
 impl Reuse {
     /// Nothing: the whole conversation is rendered.
-    pub(crate) fn nothing() -> Reuse {
+    fn nothing() -> Reuse {
         Reuse {
             start: 0,
             settled: Bytes::new(),

@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::render_cache::{RenderCache, Rendered, Reuse};
+use crate::render_cache::{RenderCache, Rendered};
 use crate::replay::replayable_blocks;
 use crate::{ModelRequest, ReasoningEffort, ToolSpec};
 
@@ -143,14 +143,10 @@ struct WireTool<'a> {
 /// `system`, `messages`, `tools`, `stream`, `thinking`, in that order. The messages
 /// `cache` holds for this conversation are copied, not rendered again.
 pub(super) fn request_body(model: &str, request: &ModelRequest, cache: &RenderCache) -> Bytes {
-    let mut reuse = cache.reuse(&request.messages);
-    let (mut messages, mut last_start) = render_messages(&request.messages[reuse.start()..], model);
-    if messages.is_empty() && reuse.start() > 0 {
-        // Nothing new to carry the breakpoint: render in full so the last settled message
-        // gets it.
-        reuse = Reuse::nothing();
-        (messages, last_start) = render_messages(&request.messages, model);
-    }
+    // The first message after the reused ones began the previous request's last wire
+    // message, so there is always a new wire message to carry the breakpoint.
+    let reuse = cache.reuse(&request.messages);
+    let (mut messages, last_start) = render_messages(&request.messages[reuse.start()..], model);
     if let Some(last) = messages.last_mut() {
         mark_cache_breakpoint(&mut last.content);
     }

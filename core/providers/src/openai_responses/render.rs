@@ -13,7 +13,7 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::ModelRequest;
-use crate::render_cache::{RenderCache, Rendered, Reuse};
+use crate::render_cache::{RenderCache, Rendered};
 use crate::replay::replayable_blocks;
 
 use super::PROVIDER;
@@ -51,12 +51,8 @@ struct Tail {
 /// The JSON body of a streaming Responses request for `model`. The items `cache` holds for
 /// this conversation are copied, not rendered again.
 pub(super) fn request_body(model: &str, request: &ModelRequest, cache: &RenderCache) -> Bytes {
-    let mut reuse = cache.reuse(&request.messages);
-    let mut input = render_input(&request.messages[reuse.start()..], model);
-    if input.is_empty() && reuse.start() > 0 {
-        reuse = Reuse::nothing();
-        input = render_input(&request.messages, model);
-    }
+    let reuse = cache.reuse(&request.messages);
+    let input = render_input(&request.messages[reuse.start()..], model);
     let tools = request
         .tools
         .iter()
