@@ -113,9 +113,17 @@ async fn a_headless_run_waits_for_its_background_task_and_answers_with_it() {
         |request| !from_child(request),
         turn().text("Started; waiting for it."),
     );
-    harness
+    // The child answers only once the parent's second request is on its way, so the
+    // report cannot ride along with it: the run must wait for the task and deliver it in
+    // a turn of its own.
+    let child_reply = harness
         .server
-        .enqueue_matching(from_child, turn().text("A demo project."));
+        .enqueue_held(from_child, turn().text("A demo project."));
+    harness.server.on_request(move |request| {
+        if !from_child(request) && request.tool_result_text("t1").is_some() {
+            child_reply.open();
+        }
+    });
     harness.server.enqueue_matching(
         |request| !from_child(request),
         turn().text("The background task says: a demo project."),

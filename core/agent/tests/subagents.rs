@@ -467,8 +467,16 @@ async fn a_background_task_that_finishes_while_the_parent_is_idle_starts_a_turn(
     );
     s.server
         .enqueue_matching(from_parent, turn().text("Started it."));
-    s.server
-        .enqueue_matching(from_child, turn().text("Background report."));
+    // The child answers only once the parent's second request is on its way, so the
+    // report arrives while the parent is idle (or about to be), never with that request.
+    let child_reply = s
+        .server
+        .enqueue_held(from_child, turn().text("Background report."));
+    s.server.on_request(move |request| {
+        if from_parent(request) && request.tool_result_text("t1").is_some() {
+            child_reply.open();
+        }
+    });
     s.server
         .enqueue_matching(from_parent, turn().text("Got the report."));
 
