@@ -4,14 +4,17 @@
 //! target directory). Three searches, each ours called in-process through the `Tool` trait
 //! beside the `rg` process doing the same search: `grep` files_with_matches for a rare
 //! token against `rg -l`, `grep` content mode for a common pattern with `head_limit`
-//! against `rg -n`, and `glob` `**/*.rs` against `rg --files -g '*.rs'` (and, for context,
-//! `rg --files -g '*.rs' --sortr modified`, which like glob reads every match's
-//! modification time to list the newest first). Every run checks
+//! against `rg -n`, and `glob` `**/*.rs` against `rg --files --type-add 'glob:*.rs' -t
+//! glob`, the same search (for context also `rg --files -g '*.rs'`, whose `-g` overrides
+//! the ignore rules and so checks no file against them, and `rg --files -g '*.rs' --sortr
+//! modified`, which like glob reads every match's modification time to list the newest
+//! first). Every run checks
 //! that both found the same files (and lines) and stops loudly if not. After a warm-up of
 //! each, the searches alternate for several rounds; the medians are compared with the
 //! target (each within 1.3× of rg). The peak memory a `grep` call adds is measured in a
 //! child process of this binary. Run with `cargo bench -p larik-tools --bench big_repo`;
-//! it needs `rg` (Debian package `ripgrep`).
+//! it needs `rg` (Debian package `ripgrep`). Words after `--` keep only the searches whose
+//! names contain one of them (`-- glob`).
 
 #[path = "big_repo/tree.rs"]
 mod tree;
@@ -44,9 +47,9 @@ struct Search {
     input: Value,
     rg_args: Vec<&'static str>,
     check: fn(ours: &str, rg: &str, root: &Path) -> Result<(), String>,
-    /// ripgrep doing the whole of what ours does, when `rg_args` does less; timed for
-    /// context, no target.
-    rg_whole_job: Option<Vec<&'static str>>,
+    /// Other ripgrep commands listing the same files, timed beside for context (no
+    /// target).
+    rg_context: Vec<Vec<&'static str>>,
 }
 
 fn searches() -> Vec<Search> {
@@ -57,7 +60,7 @@ fn searches() -> Vec<Search> {
             input: json!({"pattern": tree::RARE_TOKEN}),
             rg_args: vec!["-l", tree::RARE_TOKEN],
             check: same_files_with_matches,
-            rg_whole_job: None,
+            rg_context: Vec::new(),
         },
         Search {
             name: "grep content, common pattern, head_limit 100",
@@ -65,17 +68,25 @@ fn searches() -> Vec<Search> {
             input: json!({"pattern": tree::COMMON_PATTERN, "output_mode": "content", "head_limit": HEAD_LIMIT}),
             rg_args: vec!["-n", tree::COMMON_PATTERN],
             check: same_first_lines,
-            rg_whole_job: None,
+            rg_context: Vec::new(),
         },
         Search {
             name: "glob `**/*.rs`",
             tool: &GlobTool,
             input: json!({"pattern": "**/*.rs"}),
-            rg_args: vec!["--files", "-g", "*.rs"],
+            // The same search: every file's path checked against the ignore rules, then
+            // its name against the glob (a file type applies after the ignore rules).
+            rg_args: vec!["--files", "--type-add", "glob:*.rs", "-t", "glob"],
             check: same_newest_files,
-            // Newest first needs every match's modification time, as glob reads it;
-            // rg sorts on one thread.
-            rg_whole_job: Some(vec!["--files", "-g", "*.rs", "--sortr", "modified"]),
+            rg_context: vec![
+                // `-g` overrides the ignore rules: a matching file is listed without
+                // checking them (even one a `.gitignore` names, unless its directory is
+                // ignored) and any other file is dropped unchecked, so rg does less work.
+                vec!["--files", "-g", "*.rs"],
+                // Newest first needs every match's modification time, as glob reads it;
+                // rg sorts on one thread.
+                vec!["--files", "-g", "*.rs", "--sortr", "modified"],
+            ],
         },
     ]
 }
@@ -347,7 +358,21 @@ fn main() {
     tree::ensure(&root);
     let runtime = runtime();
     let ctx = context(&root);
-    let searches = searches();
+    // Words given after `--` (cargo adds `--bench`) keep only the searches they name.
+    let wanted: Vec<&String> = args[1..]
+        .iter()
+        .filter(|arg| !arg.starts_with("--"))
+        .collect();
+    let searches: Vec<(usize, Search)> = searches()
+        .into_iter()
+        .enumerate()
+        .filter(|(_, search)| {
+            wanted.is_empty()
+                || wanted
+                    .iter()
+                    .any(|word| search.name.contains(word.as_str()))
+        })
+        .collect();
     let check = |search: &Search, ours: &str, rg: &str| {
         if let Err(problem) = (search.check)(ours, rg, &root) {
             panic!("{}: results differ from rg's: {problem}", search.name);
@@ -355,17 +380,23 @@ fn main() {
     };
 
     // Warm the page cache, then alternate, so drift on the machine touches both alike.
-    for search in &searches {
+    for (_, search) in &searches {
         let ours = run_ours(&runtime, search, &ctx);
         let rg = run_rg(&search.rg_args, &root);
         check(search, &ours, &rg);
     }
     let mut timings: Vec<(Samples, Samples)> =
         searches.iter().map(|_| Default::default()).collect();
-    let mut whole_jobs: Vec<Samples> = searches.iter().map(|_| Samples::new()).collect();
+    let mut context_samples: Vec<Vec<Samples>> = searches
+        .iter()
+        .map(|(_, search)| search.rg_context.iter().map(|_| Samples::new()).collect())
+        .collect();
     for round in 0..ROUNDS {
-        for ((search, (ours_samples, rg_samples)), whole_job) in
-            searches.iter().zip(&mut timings).zip(&mut whole_jobs)
+        for ((search, (ours_samples, rg_samples)), context_samples) in searches
+            .iter()
+            .map(|(_, search)| search)
+            .zip(&mut timings)
+            .zip(&mut context_samples)
         {
             let started = Instant::now();
             let ours = run_ours(&runtime, search, &ctx);
@@ -374,13 +405,13 @@ fn main() {
             let rg = run_rg(&search.rg_args, &root);
             rg_samples.push(started.elapsed());
             check(search, &ours, &rg);
-            if let Some(args) = &search.rg_whole_job {
+            for (args, samples) in search.rg_context.iter().zip(context_samples.iter_mut()) {
                 let started = Instant::now();
-                let sorted = run_rg(args, &root);
-                whole_job.push(started.elapsed());
-                let sorted: BTreeSet<&str> = sorted.lines().collect();
+                let other = run_rg(args, &root);
+                samples.push(started.elapsed());
+                let other: BTreeSet<&str> = other.lines().collect();
                 let rg: BTreeSet<&str> = rg.lines().collect();
-                if let Some(problem) = difference(&sorted, &rg) {
+                if let Some(problem) = difference(&other, &rg) {
                     panic!("`rg {}` lists other files: {problem}", args.join(" "));
                 }
             }
@@ -391,22 +422,24 @@ fn main() {
     println!();
     println!("| search | runs | median | p90 | max |");
     println!("|---|---|---|---|---|");
-    for ((search, (ours, rg)), whole_job) in searches.iter().zip(&timings).zip(&whole_jobs) {
+    for (((_, search), (ours, rg)), context_samples) in
+        searches.iter().zip(&timings).zip(&context_samples)
+    {
         println!("{}", ours.row(&format!("ours: {}", search.name)));
         println!(
             "{}",
             rg.row(&format!("— `rg {}`", search.rg_args.join(" ")))
         );
-        if let Some(args) = &search.rg_whole_job {
+        for (args, samples) in search.rg_context.iter().zip(context_samples) {
             let name = format!("— `rg {}` (no target)", args.join(" "));
-            println!("{}", whole_job.row(&name));
+            println!("{}", samples.row(&name));
         }
     }
     println!();
     println!("| target | ours (median) | rg (median) | ratio | verdict |");
     println!("|---|---|---|---|---|");
     let mut verdicts = Vec::new();
-    for (search, (ours, rg)) in searches.iter().zip(&timings) {
+    for ((_, search), (ours, rg)) in searches.iter().zip(&timings) {
         let ratio = ours.median().as_secs_f64() / rg.median().as_secs_f64();
         let met = ratio <= TARGET_RATIO;
         println!(
@@ -423,8 +456,9 @@ fn main() {
         "| peak memory | ours: growth during the call | ours: process peak | rg: process peak |"
     );
     println!("|---|---|---|---|");
-    for (index, search) in searches.iter().enumerate().take(2) {
-        let (growth, peak) = our_peak(index, &root);
+    // The peak of each `grep` search (indices into the whole list, as the child reads them).
+    for (index, search) in searches.iter().filter(|(index, _)| *index < 2) {
+        let (growth, peak) = our_peak(*index, &root);
         let rg = rg_peak(&search.rg_args, &root).map_or("n/a (no /usr/bin/time)".into(), mb);
         println!("| {} | {} | {} | {rg} |", search.name, mb(growth), mb(peak));
     }

@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::input::{self, str_field};
+use crate::modified::ModifiedTimes;
 use crate::walk::{Cancelled, HIDDEN_NOTE, is_file, skip_hidden, walk_parallel};
 use crate::{CallTarget, PathFilter, Tool, ToolContext, ToolOutput, paths};
 
@@ -186,11 +187,16 @@ fn find(
     let mut walk = WalkBuilder::new(root);
     walk.require_git(false).hidden(!wants_hidden);
     let hid_some = skip_hidden(&mut walk, hidden, |entry| entry.file_name() != ".git");
-    let newest = Mutex::new(Newest::default());
+    // Each walker thread keeps the newest matches it saw; they are merged once the walk ends.
+    let per_thread = Mutex::new(Vec::new());
     let root_text = root.to_str();
     let walked = walk_parallel(&mut walk, cancel, || {
         let matcher = &matcher;
-        let newest = &newest;
+        let mut finds = ThreadFinds {
+            newest: Newest::default(),
+            times: ModifiedTimes::default(),
+            into: &per_thread,
+        };
         move |entry: &DirEntry| {
             if !is_file(entry) {
                 return WalkState::Continue;
@@ -199,16 +205,10 @@ fn find(
                 return WalkState::Continue;
             };
             if matcher.is_match(relative) {
-                let modified = entry
-                    .metadata()
-                    .ok()
-                    .and_then(|meta| meta.modified().ok())
-                    .unwrap_or(SystemTime::UNIX_EPOCH);
-                let shown = relative.display().to_string();
-                newest
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .offer(modified, shown);
+                let modified = finds.times.of(entry);
+                finds
+                    .newest
+                    .offer(modified, || relative.display().to_string());
             }
             WalkState::Continue
         }
@@ -216,7 +216,15 @@ fn find(
     if walked == Err(Cancelled) {
         return ToolOutput::error("Search cancelled.");
     }
-    let Newest { mut kept, total } = newest.into_inner().unwrap_or_else(PoisonError::into_inner);
+    let mut total = 0;
+    let mut kept = Vec::new();
+    for found in per_thread
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner)
+    {
+        total += found.total;
+        kept.extend(found.kept);
+    }
     sort_newest_first(&mut kept);
     let note = if hid_some.get() {
         format!("{HIDDEN_NOTE}\n")
@@ -249,10 +257,7 @@ fn relative_path<'a>(path: &'a Path, root: &Path, root_text: Option<&str>) -> Op
             .strip_prefix(root_text)?
             .strip_prefix(std::path::MAIN_SEPARATOR)?;
         // `.` and empty parts are dropped by components; leave those to strip_prefix.
-        let plain = rest
-            .split(std::path::MAIN_SEPARATOR)
-            .all(|part| !part.is_empty() && part != ".");
-        plain.then_some(rest)
+        has_plain_parts(rest).then_some(rest)
     });
     match cut {
         Some(rest) => Some(Path::new(rest)),
@@ -260,22 +265,67 @@ fn relative_path<'a>(path: &'a Path, root: &Path, root_text: Option<&str>) -> Op
     }
 }
 
+/// Whether every part of `path` between separators is a name: none empty, none `.`. One
+/// pass over the bytes, as it runs for every file of the walk.
+fn has_plain_parts(path: &str) -> bool {
+    let separator = std::path::MAIN_SEPARATOR as u8;
+    let mut part_length = 0;
+    let mut part_is_dot = false;
+    for &byte in path.as_bytes() {
+        if byte == separator {
+            if part_length == 0 || part_is_dot {
+                return false;
+            }
+            part_length = 0;
+        } else {
+            part_length += 1;
+            part_is_dot = part_length == 1 && byte == b'.';
+        }
+    }
+    part_length > 0 && !part_is_dot
+}
+
 /// The [`MAX_RESULTS`] newest matches offered so far and how many there were. Matches
 /// are sorted and cut back whenever twice that many are held, so memory stays small
-/// however many files match.
+/// however many files match; once cut back, a match older than every kept one cannot
+/// show and is only counted, its path never made.
 #[derive(Debug, Default)]
 struct Newest {
     kept: Vec<(SystemTime, String)>,
     total: usize,
+    /// The oldest kept time after the last cut, when [`MAX_RESULTS`] were kept.
+    floor: Option<SystemTime>,
 }
 
 impl Newest {
-    fn offer(&mut self, modified: SystemTime, path: String) {
+    fn offer(&mut self, modified: SystemTime, path: impl FnOnce() -> String) {
         self.total += 1;
-        self.kept.push((modified, path));
+        if self.floor.is_some_and(|floor| modified < floor) {
+            return;
+        }
+        self.kept.push((modified, path()));
         if self.kept.len() >= 2 * MAX_RESULTS {
             sort_newest_first(&mut self.kept);
+            self.floor = self.kept.last().map(|(time, _)| *time);
         }
+    }
+}
+
+/// One walker thread's matches and its reader of their times; its matches join the
+/// others' when the thread's visitor is dropped at the end of the walk.
+struct ThreadFinds<'a> {
+    newest: Newest,
+    times: ModifiedTimes,
+    into: &'a Mutex<Vec<Newest>>,
+}
+
+impl Drop for ThreadFinds<'_> {
+    fn drop(&mut self) {
+        let newest = std::mem::take(&mut self.newest);
+        self.into
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(newest);
     }
 }
 
@@ -338,6 +388,17 @@ mod tests {
                 path.strip_prefix(root).ok(),
                 "{path:?} under {root:?}"
             );
+        }
+    }
+
+    #[test]
+    fn plain_parts_are_names_neither_empty_nor_a_dot() {
+        for path in [
+            "a", "a/b.rs", ".a/b", "a/.b", "..", "a/../b", "a/..", "...", "", ".", "/", "a/", "/a",
+            "a//b", "./a", "a/./b", "a/.", ".//", "a.b/c.", "√/.x",
+        ] {
+            let by_parts = path.split('/').all(|part| !part.is_empty() && part != ".");
+            assert_eq!(has_plain_parts(path), by_parts, "{path:?}");
         }
     }
 

@@ -23,6 +23,7 @@ mod glob;
 mod grep;
 mod input;
 mod late;
+mod modified;
 mod multi_edit;
 mod output;
 mod paths;
