@@ -106,6 +106,9 @@ pub(crate) struct ServerFeatures {
     pub(crate) save: Save,
     /// `diagnosticProvider`'s identifier, when pull diagnostics are declared statically.
     pub(crate) static_pull: Option<Option<String>>,
+    /// Whether the server passes requests on to TypeScript's server, which then answers a
+    /// file's diagnostics directly (typescript-language-server; see `tsserver`).
+    pub(crate) asks_typescript: bool,
     /// The raw capabilities, for callers that want to check a provider.
     pub(crate) capabilities: ServerCapabilities,
 }
@@ -146,6 +149,7 @@ impl ServerFeatures {
             change,
             save,
             static_pull,
+            asks_typescript: crate::tsserver::offered(&capabilities),
             capabilities,
         })
     }

@@ -19,6 +19,7 @@ use crate::diagnostics::{DiagnosticsReport, DiagnosticsWait, convert};
 use crate::encoding::end_of;
 use crate::specs::language_id;
 use crate::state::{Document, ExitHook, State};
+use crate::tsserver;
 
 /// How many times a pull that the server cancelled (asking to be asked again) is retried.
 const PULL_ATTEMPTS: u32 = 5;
@@ -369,6 +370,27 @@ impl LanguageServer {
         // Unchanged text: whatever the server already pushed for it is current.
         let seq_before = if changed { seq_before } else { u64::MAX };
         let uri = file_uri(path)?;
+        if features.asks_typescript {
+            // TypeScript's own answer for the text just sent: final, with no pushes to
+            // wait for. The wait is bounded as a server still loading is.
+            let asked = tokio::time::timeout_at(start + wait.loading, self.ask_typescript(&uri));
+            match asked.await {
+                Ok(Ok(items)) => {
+                    return Ok(DiagnosticsReport {
+                        diagnostics: convert(text, features.encoding, &items),
+                        fresh: true,
+                    });
+                }
+                Ok(Err(error @ LspError::Exited { .. })) => return Err(error),
+                Ok(Err(error)) => self.connection.log.line(
+                    "##",
+                    &format!(
+                        "asking TypeScript for diagnostics failed ({error}); waiting for pushes"
+                    ),
+                ),
+                Err(_) => return Ok(self.report(path, text, None, false, &features)),
+            }
+        }
         let mut pulled: Option<Vec<ls_types::Diagnostic>> = None;
         let mut pulled_at_refresh = 0;
         let mut pull_failed = false;
@@ -511,6 +533,33 @@ impl LanguageServer {
             diagnostics: convert(text, features.encoding, &all),
             fresh,
         }
+    }
+
+    /// The file's diagnostics of every kind, asked of TypeScript's server through
+    /// typescript-language-server's command (all three requests sent at once; TypeScript
+    /// answers them in turn).
+    async fn ask_typescript(
+        &self,
+        uri: &ls_types::Uri,
+    ) -> Result<Vec<ls_types::Diagnostic>, LspError> {
+        let ask = |kind: &str| {
+            self.connection.request(
+                "workspace/executeCommand",
+                tsserver::params(kind, uri),
+                self.timeouts.request,
+            )
+        };
+        let [syntax, semantic, suggestion] = tsserver::KINDS;
+        let answers = tokio::try_join!(ask(syntax), ask(semantic), ask(suggestion))?;
+        let mut all = Vec::new();
+        for answer in [answers.0, answers.1, answers.2] {
+            let items = tsserver::diagnostics(answer).map_err(|reason| LspError::Unusable {
+                method: format!("workspace/executeCommand {}", tsserver::COMMAND),
+                reason,
+            })?;
+            all.extend(items);
+        }
+        Ok(all)
     }
 
     /// `textDocument/diagnostic`, retried while the server cancels it asking for a retrigger.

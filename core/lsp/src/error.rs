@@ -64,6 +64,14 @@ pub enum LspError {
         /// What did not fit.
         source: serde_json::Error,
     },
+    /// The server's answer had the protocol's shape but not the content asked for.
+    #[error("unusable answer to `{method}`: {reason}")]
+    Unusable {
+        /// The request's method.
+        method: String,
+        /// What was wrong with it.
+        reason: String,
+    },
     /// A path that cannot name a document (relative, or not representable as a URI).
     #[error("{0} is not an absolute file path")]
     InvalidPath(PathBuf),

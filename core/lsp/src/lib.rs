@@ -31,6 +31,7 @@ mod server_edits;
 mod specs;
 mod state;
 mod tools;
+mod tsserver;
 mod workspace_edit;
 
 pub use client::{LanguageServer, ServerOptions, Timeouts};

@@ -355,3 +355,106 @@ async fn pulls_are_retried_when_cancelled_and_merged_with_pushes() {
     );
     server.shutdown().await;
 }
+
+/// A language server in Python that offers typescript-language-server's
+/// `typescript.tsserverRequest` command and, whenever the document changes, pushes one
+/// diagnostic without a version. How it answers the command depends on its argument:
+/// `answer` gives each kind of diagnostics as TypeScript's server would (a type error on
+/// the second line, after a character outside the BMP), `refuse` answers as TypeScript
+/// does for a file it has no project for, `garbage` answers with something else.
+const TYPESCRIPT_LIKE_SERVER: &str = r#"
+import json, sys
+mode = sys.argv[1]
+def read():
+    length = None
+    while True:
+        line = sys.stdin.buffer.readline()
+        if not line:
+            sys.exit(0)
+        line = line.strip()
+        if not line:
+            break
+        name, value = line.split(b":", 1)
+        if name.lower() == b"content-length":
+            length = int(value)
+    return json.loads(sys.stdin.buffer.read(length))
+def send(message):
+    message["jsonrpc"] = "2.0"
+    body = json.dumps(message).encode()
+    sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    sys.stdout.buffer.flush()
+while True:
+    message = read()
+    method = message.get("method")
+    if method == "initialize":
+        send({"id": message["id"], "result": {"capabilities": {
+            "textDocumentSync": 1,
+            "executeCommandProvider": {"commands": ["typescript.tsserverRequest"]}}}})
+    elif method in ("textDocument/didOpen", "textDocument/didChange"):
+        uri = message["params"]["textDocument"]["uri"]
+        send({"method": "textDocument/publishDiagnostics", "params": {"uri": uri, "diagnostics": [
+            {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 3}},
+             "severity": 1, "message": "pushed problem", "source": "fake"}]}})
+    elif method == "workspace/executeCommand":
+        kind, args = message["params"]["arguments"][:2]
+        if mode == "refuse":
+            result = {"success": False, "message": "No Project."}
+        elif mode == "garbage":
+            result = "nonsense"
+        elif kind == "semanticDiagnosticsSync":
+            # Offsets count UTF-16 code units: the emoji takes two, so `n` is at offset 11.
+            result = {"success": True, "body": [
+                {"start": {"line": 2, "offset": 11}, "end": {"line": 2, "offset": 12},
+                 "text": "Type 'string' is not assignable to type 'number'." + (
+                     "" if args["file"].startswith("file://") and args["file"].endswith("/a.fake")
+                     else " (asked about " + args["file"] + ")"),
+                 "code": 2322, "category": "error"}]}
+        else:
+            result = {"success": True, "body": []}
+        send({"id": message["id"], "result": result})
+    elif method == "exit":
+        sys.exit(0)
+    elif "id" in message and method is not None:
+        send({"id": message["id"], "result": None})
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescripts_own_answer_is_the_report_and_pushes_are_left_aside() {
+    let text = "one\n\"😀\"; let n = 1;\n";
+    let (_dir, root) = kit::project(&[("a.fake", text)]);
+    let python = kit::path_bin("python3");
+    let args = ["-c", TYPESCRIPT_LIKE_SERVER, "answer"];
+    let server = LanguageServer::start(kit::options("fake", python, &args, &root)).expect("starts");
+    let path = root.join("a.fake");
+    let report = server
+        .diagnostics_after_change(&path, text, patient())
+        .await
+        .expect("diagnostics");
+    assert!(report.fresh, "{report:?}");
+    let shown: Vec<String> = report.diagnostics.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        shown,
+        ["ERROR 2:10 Type 'string' is not assignable to type 'number'. [typescript]"]
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn when_typescript_cannot_answer_the_pushes_are_waited_for() {
+    for mode in ["refuse", "garbage"] {
+        let (_dir, root) = kit::project(&[("a.fake", "one\n")]);
+        let python = kit::path_bin("python3");
+        let args = ["-c", TYPESCRIPT_LIKE_SERVER, mode];
+        let server =
+            LanguageServer::start(kit::options("fake", python, &args, &root)).expect("starts");
+        let path = root.join("a.fake");
+        let report = server
+            .diagnostics_after_change(&path, "one\n", patient())
+            .await
+            .expect("diagnostics");
+        assert!(report.fresh, "{mode}: {report:?}");
+        let shown: Vec<String> = report.diagnostics.iter().map(ToString::to_string).collect();
+        assert_eq!(shown, ["ERROR 1:1 pushed problem [fake]"], "{mode}");
+        server.shutdown().await;
+    }
+}
