@@ -11,7 +11,9 @@
 //! - bare: the same server binary on the same project, driven by the minimal client in this
 //!   file: from sending `didChange` (whole text, then `didSave` when the server wants it) to
 //!   reading the `publishDiagnostics` for the new version (or, for servers that send no
-//!   version, the first one after the change). pyright registers pull diagnostics, which
+//!   version, the first one after the change with the right verdict: a publish about an
+//!   earlier text can arrive after the change, and taking it would send the next edit
+//!   while the server still works, which then may push nothing at all). pyright registers pull diagnostics, which
 //!   Larik then uses, so for it a second bare run pulls (`textDocument/diagnostic` right
 //!   after the change) for a like-for-like comparison.
 //!
@@ -540,7 +542,9 @@ fn measure_bare(
             let errors = error_messages(&diagnostics);
             // A server that checks on save first pushes its own analysis of the new text,
             // then the check's verdict: the one wanted is the push with the right verdict.
-            if !spec.checks_on_save || expected(broken, &errors.join("\n")) {
+            // So is it from a server whose pushes carry no version.
+            let any_push_counts = !spec.checks_on_save && (bare.versioned || mode == Mode::Pull);
+            if any_push_counts || expected(broken, &errors.join("\n")) {
                 break errors;
             }
         };
