@@ -272,10 +272,9 @@ async fn clangd_killed_mid_session_is_replaced_on_the_next_file() {
     servers.shutdown().await;
 }
 
-/// A language server in Python that declares pull diagnostics statically, cancels the first
-/// pull asking for a retrigger (as rust-analyzer does), answers later pulls, and also pushes
-/// one diagnostic without a version whenever the document changes.
-const PULL_SERVER: &str = r#"
+/// What every Python language server of these tests begins with: reading and writing
+/// `Content-Length`-framed JSON-RPC messages on stdio.
+const PYTHON_FRAMING: &str = r#"
 import json, sys
 def read():
     length = None
@@ -295,6 +294,27 @@ def send(message):
     body = json.dumps(message).encode()
     sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
     sys.stdout.buffer.flush()
+"#;
+
+/// A Python language server: [`PYTHON_FRAMING`] followed by `body`.
+fn python_server(body: &str) -> String {
+    format!("{PYTHON_FRAMING}{body}")
+}
+
+/// Syncs `text` for `path` and returns whether the answer was fresh and its lines.
+async fn report_lines(server: &LanguageServer, path: &Path, text: &str) -> (bool, Vec<String>) {
+    let report = server
+        .diagnostics_after_change(path, text, patient())
+        .await
+        .expect("diagnostics");
+    let lines = report.diagnostics.iter().map(ToString::to_string).collect();
+    (report.fresh, lines)
+}
+
+/// A language server in Python that declares pull diagnostics statically, cancels the first
+/// pull asking for a retrigger (as rust-analyzer does), answers later pulls, and also pushes
+/// one diagnostic without a version whenever the document changes.
+const PULL_SERVER: &str = r#"
 def problem(line, message):
     return {"range": {"start": {"line": line, "character": 2}, "end": {"line": line, "character": 4}},
             "severity": 1, "message": message, "source": "fake"}
@@ -325,15 +345,16 @@ while True:
 async fn pulls_are_retried_when_cancelled_and_merged_with_pushes() {
     let (_dir, root) = kit::project(&[("a.fake", "one\ntwo\n")]);
     let python = kit::path_bin("python3");
-    let server = LanguageServer::start(kit::options("fake", python, &["-c", PULL_SERVER], &root))
-        .expect("starts");
+    let server = LanguageServer::start(kit::options(
+        "fake",
+        python,
+        &["-c", &python_server(PULL_SERVER)],
+        &root,
+    ))
+    .expect("starts");
     let path = root.join("a.fake");
-    let report = server
-        .diagnostics_after_change(&path, "one\ntwo\n", patient())
-        .await
-        .expect("diagnostics");
-    assert!(report.fresh, "{report:?}");
-    let shown: Vec<String> = report.diagnostics.iter().map(ToString::to_string).collect();
+    let (fresh, shown) = report_lines(&server, &path, "one\ntwo\n").await;
+    assert!(fresh, "{shown:?}");
     assert_eq!(
         shown,
         [
@@ -341,11 +362,7 @@ async fn pulls_are_retried_when_cancelled_and_merged_with_pushes() {
             "ERROR 2:3 pulled problem 2 [fake]"
         ]
     );
-    let report = server
-        .diagnostics_after_change(&path, "one\ntwo\n", patient())
-        .await
-        .expect("diagnostics");
-    let shown: Vec<String> = report.diagnostics.iter().map(ToString::to_string).collect();
+    let (_, shown) = report_lines(&server, &path, "one\ntwo\n").await;
     assert_eq!(
         shown,
         [
@@ -363,26 +380,7 @@ async fn pulls_are_retried_when_cancelled_and_merged_with_pushes() {
 /// the second line, after a character outside the BMP), `refuse` answers as TypeScript
 /// does for a file it has no project for, `garbage` answers with something else.
 const TYPESCRIPT_LIKE_SERVER: &str = r#"
-import json, sys
 mode = sys.argv[1]
-def read():
-    length = None
-    while True:
-        line = sys.stdin.buffer.readline()
-        if not line:
-            sys.exit(0)
-        line = line.strip()
-        if not line:
-            break
-        name, value = line.split(b":", 1)
-        if name.lower() == b"content-length":
-            length = int(value)
-    return json.loads(sys.stdin.buffer.read(length))
-def send(message):
-    message["jsonrpc"] = "2.0"
-    body = json.dumps(message).encode()
-    sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-    sys.stdout.buffer.flush()
 while True:
     message = read()
     method = message.get("method")
@@ -423,15 +421,12 @@ async fn typescripts_own_answer_is_the_report_and_pushes_are_left_aside() {
     let text = "one\n\"😀\"; let n = 1;\n";
     let (_dir, root) = kit::project(&[("a.fake", text)]);
     let python = kit::path_bin("python3");
-    let args = ["-c", TYPESCRIPT_LIKE_SERVER, "answer"];
+    let script = python_server(TYPESCRIPT_LIKE_SERVER);
+    let args = ["-c", script.as_str(), "answer"];
     let server = LanguageServer::start(kit::options("fake", python, &args, &root)).expect("starts");
     let path = root.join("a.fake");
-    let report = server
-        .diagnostics_after_change(&path, text, patient())
-        .await
-        .expect("diagnostics");
-    assert!(report.fresh, "{report:?}");
-    let shown: Vec<String> = report.diagnostics.iter().map(ToString::to_string).collect();
+    let (fresh, shown) = report_lines(&server, &path, text).await;
+    assert!(fresh, "{shown:?}");
     assert_eq!(
         shown,
         ["ERROR 2:10 Type 'string' is not assignable to type 'number'. [typescript]"]
@@ -444,16 +439,13 @@ async fn when_typescript_cannot_answer_the_pushes_are_waited_for() {
     for mode in ["refuse", "garbage"] {
         let (_dir, root) = kit::project(&[("a.fake", "one\n")]);
         let python = kit::path_bin("python3");
-        let args = ["-c", TYPESCRIPT_LIKE_SERVER, mode];
+        let script = python_server(TYPESCRIPT_LIKE_SERVER);
+        let args = ["-c", script.as_str(), mode];
         let server =
             LanguageServer::start(kit::options("fake", python, &args, &root)).expect("starts");
         let path = root.join("a.fake");
-        let report = server
-            .diagnostics_after_change(&path, "one\n", patient())
-            .await
-            .expect("diagnostics");
-        assert!(report.fresh, "{mode}: {report:?}");
-        let shown: Vec<String> = report.diagnostics.iter().map(ToString::to_string).collect();
+        let (fresh, shown) = report_lines(&server, &path, "one\n").await;
+        assert!(fresh, "{mode}: {shown:?}");
         assert_eq!(shown, ["ERROR 1:1 pushed problem [fake]"], "{mode}");
         server.shutdown().await;
     }
