@@ -9,6 +9,12 @@
 //! lineage, longer than that, starts its list with those bytes and renders from there. One
 //! conversation is kept at a time: a request of another lineage renders in full and takes
 //! the cache over.
+//!
+//! Late in a session each body is hundreds of kilobytes, more than the allocator keeps in
+//! its heaps: a fresh buffer would be mapped, faulted in page by page and unmapped again
+//! for every request. So the buffer of such a body, once nobody holds it any more (sent,
+//! and no longer the cache's), is kept as the spare for the next one, made with room for a
+//! few more turns. Smaller bodies come from the allocator's heaps as before.
 
 use std::sync::{Arc, Mutex};
 
@@ -27,9 +33,60 @@ struct Settled {
     json: Bytes,
 }
 
-/// A client's cache of its latest conversation's settled wire messages; clones share it.
+/// A client's cache of its latest conversation's settled wire messages, and the spare
+/// body buffer; clones share both.
 #[derive(Clone, Default)]
-pub(crate) struct RenderCache(Arc<Mutex<Option<Settled>>>);
+pub(crate) struct RenderCache(Arc<Mutex<Option<Settled>>>, Spare);
+
+/// The buffer of the last large body whose bytes were all dropped, emptied, for the next
+/// body.
+#[derive(Clone, Default)]
+struct Spare(Arc<Mutex<Option<Vec<u8>>>>);
+
+/// Buffers from this size on are kept as the spare: glibc maps blocks this large on their
+/// own (Larik fixes its threshold here) instead of reusing its heaps' memory.
+const SPARE_FROM: usize = 128 * 1024;
+
+impl Spare {
+    /// An empty buffer of at least `needed` bytes: the spare when it is large enough, or a
+    /// new one with a quarter more room, so later, longer bodies fit in it too.
+    fn take(&self, needed: usize) -> Vec<u8> {
+        match locked(&self.0).take() {
+            Some(buffer) if buffer.capacity() >= needed => buffer,
+            _ => Vec::with_capacity(needed + needed / 4),
+        }
+    }
+}
+
+/// A body's bytes, whose buffer becomes the spare once every `Bytes` of it is dropped.
+struct SpareOnDrop {
+    buffer: Vec<u8>,
+    spare: Spare,
+}
+
+impl AsRef<[u8]> for SpareOnDrop {
+    fn as_ref(&self) -> &[u8] {
+        &self.buffer
+    }
+}
+
+impl Drop for SpareOnDrop {
+    fn drop(&mut self) {
+        let mut buffer = std::mem::take(&mut self.buffer);
+        if buffer.capacity() < SPARE_FROM {
+            return;
+        }
+        buffer.clear();
+        let mut spare = locked(&self.spare.0);
+        // Keep the larger of the two: bodies only grow within a conversation.
+        if spare
+            .as_ref()
+            .is_none_or(|kept| kept.capacity() < buffer.capacity())
+        {
+            *spare = Some(buffer);
+        }
+    }
+}
 
 impl RenderCache {
     /// What a request of `conversation` can reuse: its first messages already rendered,
@@ -77,10 +134,10 @@ impl RenderCache {
                 fresh_settled = fresh.len();
             }
         }
-        // Allocated once, at its size: growing it would copy a long conversation again.
-        let mut body = Vec::with_capacity(
-            head.len() + key.len() + reuse.settled.len() + fresh.len() + tail.len() + 4,
-        );
+        // Taken at its size once: growing it would copy a long conversation again.
+        let mut body = self
+            .1
+            .take(head.len() + key.len() + reuse.settled.len() + fresh.len() + tail.len() + 4);
         // `{head…}` loses its `}`, `{tail…}` its `{`, and the list goes between them.
         body.extend_from_slice(&head[..head.len() - 1]);
         if body.len() > 1 {
@@ -104,7 +161,10 @@ impl RenderCache {
             body.push(b',');
         }
         body.extend_from_slice(&tail[1..]);
-        let body = Bytes::from(body);
+        let body = Bytes::from_owner(SpareOnDrop {
+            buffer: body,
+            spare: self.1.clone(),
+        });
         *locked(&self.0) = Some(Settled {
             lineage: conversation.lineage(),
             messages: reuse.start + rendered.settled_messages,
@@ -261,4 +321,53 @@ pub(crate) fn check_growing_conversation(
         reused > 150,
         "the cache was used for {reused} of 200 requests"
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body_of(spare: &Spare, text: &[u8]) -> Bytes {
+        let mut buffer = spare.take(text.len());
+        buffer.extend_from_slice(text);
+        Bytes::from_owner(SpareOnDrop {
+            buffer,
+            spare: spare.clone(),
+        })
+    }
+
+    #[test]
+    fn a_large_bodys_buffer_is_the_next_ones_once_every_slice_is_dropped() {
+        let spare = Spare::default();
+        let first_text = vec![b'a'; 200 * 1024];
+        let first = body_of(&spare, &first_text);
+        let kept = first.slice(10..20);
+        let address = first.as_ptr();
+        drop(first);
+        assert!(locked(&spare.0).is_none(), "a slice still holds the body");
+        drop(kept);
+        let buffer = locked(&spare.0).take().expect("kept as the spare");
+        assert_eq!(buffer.as_ptr(), address);
+        assert!(buffer.is_empty() && buffer.capacity() >= 250 * 1024);
+        *locked(&spare.0) = Some(buffer);
+
+        // The next body, a little longer, is written into the same buffer, whole.
+        let second_text = vec![b'b'; 210 * 1024];
+        let second = body_of(&spare, &second_text);
+        assert_eq!(second.as_ptr(), address);
+        assert_eq!(&second[..], &second_text[..]);
+        // One too long for it gets a buffer of its own, with room to grow.
+        let third_text = vec![b'c'; 400 * 1024];
+        drop(second);
+        let third = body_of(&spare, &third_text);
+        assert_ne!(third.as_ptr(), address);
+        assert_eq!(&third[..], &third_text[..]);
+    }
+
+    #[test]
+    fn small_bodies_leave_no_spare() {
+        let spare = Spare::default();
+        drop(body_of(&spare, b"{\"messages\":[]}"));
+        assert!(locked(&spare.0).is_none());
+    }
 }
