@@ -397,9 +397,10 @@ impl LanguageServer {
         let mut deadline = start + wait.quiet;
         // Without versions (typescript-language-server when TypeScript could not be asked
         // directly), pushes may come one kind of diagnostics after another (syntax, then
-        // semantic), and an answer to the text before may still be on its way. A push with errors counts at once when the server had answered the
-        // text before; any other push only once no further one followed for a while (as
-        // long as the first took, within bounds), since errors of a later kind may follow.
+        // semantic), and an answer to the text before may still be on its way. A push with
+        // errors counts at once when the server had answered the text before; any other
+        // push only once no further one followed for a while (as long as the first took,
+        // within bounds), since errors of a later kind may follow.
         let mut settling: Option<(u64, Instant)> = None;
         // For servers that check on save: the push counter when work that began after the
         // save was first seen.
