@@ -636,8 +636,12 @@ impl<W: Wire> Task<W> {
             return;
         };
         running.cancelled = true;
-        self.withdraw_questions();
+        // The interrupt first: the agent takes ops in order, so the turn's own questions
+        // end as cancelled, not as answered (a withdrawn answer would let the turn go on to
+        // another request before the interrupt came). The withdrawal then ends the questions
+        // the interrupt leaves open (a background task's).
         self.state.send(Op::Interrupt);
+        self.withdraw_questions();
     }
 
     /// Answers every open question `cancelled` at once; a late answer from the editor is

@@ -300,15 +300,7 @@ impl Runner {
                 Op::PermissionReply {
                     request_id,
                     decision,
-                } => {
-                    if !inbox.shared.answer(&request_id, decision) {
-                        self.events.emit(Event::Notice {
-                            message: format!(
-                                "no permission request `{request_id}` is waiting; reply ignored"
-                            ),
-                        });
-                    }
-                }
+                } => inbox.answer(&request_id, decision),
                 Op::Shutdown { reason } => break reason,
             }
         };
@@ -521,6 +513,18 @@ impl Inbox {
         });
     }
 
+    /// Hands the front end's answer to the question it names. An answer to a question no
+    /// longer waiting is ignored with a notice, unless it withdraws the question: a front
+    /// end withdraws its open questions after interrupting, and the interrupt may have
+    /// ended them already.
+    fn answer(&self, request_id: &str, decision: PermissionDecision) {
+        if !self.shared.answer(request_id, decision) && decision != PermissionDecision::Cancelled {
+            self.events.emit(Event::Notice {
+                message: format!("no permission request `{request_id}` is waiting; reply ignored"),
+            });
+        }
+    }
+
     /// Switches the permission mode, effective for the next call, and says so.
     fn set_mode(&self, mode: PermissionMode) {
         self.shared.set_mode(mode);
@@ -538,11 +542,7 @@ impl Inbox {
                 op = self.ops.recv(), if self.open => match op {
                     Some(Op::Interrupt) => cancel.cancel(),
                     Some(Op::PermissionReply { request_id, decision }) => {
-                        if !self.shared.answer(&request_id, decision) {
-                            self.events.emit(Event::Notice {
-                                message: format!("no permission request `{request_id}` is waiting; reply ignored"),
-                            });
-                        }
+                        self.answer(&request_id, decision);
                     }
                     Some(Op::SetMode { mode }) => self.set_mode(mode),
                     Some(Op::Tasks { stop }) => self.tasks(&stop),
