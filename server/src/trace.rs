@@ -54,11 +54,19 @@ pub fn trace_dir(session_file: &Path) -> PathBuf {
 pub struct Trace {
     http_dir: PathBuf,
     started: Instant,
-    events: Mutex<Option<File>>,
+    events: Mutex<Option<EventsFile>>,
     /// The number of the next request.
     next: AtomicU32,
     secrets: Arc<Secrets>,
     writable: Arc<Writable>,
+}
+
+/// `events.jsonl`, and its length as this process has written it (unknown when it could
+/// not be read at opening), so a line written in part can be cut off again without asking
+/// the file system before every line.
+struct EventsFile {
+    file: File,
+    length: Option<u64>,
 }
 
 /// Whether a trace may still be written: the first write that fails stops it for good.
@@ -150,7 +158,11 @@ impl Trace {
             .create(true)
             .append(true)
             .open(dir.join("events.jsonl"))
-            .ok();
+            .ok()
+            .map(|file| EventsFile {
+                length: file.metadata().map(|metadata| metadata.len()).ok(),
+                file,
+            });
         // Numbering goes on after the requests of an earlier run.
         let next = std::fs::read_dir(&http_dir)
             .map(|entries| {
@@ -198,20 +210,27 @@ impl EventLog for Trace {
         });
         let mut line = self.secrets.redact(&line.to_string());
         line.push('\n');
-        if let Some(file) = locked(&self.events).as_ref() {
+        if let Some(EventsFile { file, length }) = locked(&self.events).as_mut() {
             // A line written in part is cut off again, so the file keeps whole lines.
-            let length = file.metadata().map(|metadata| metadata.len());
+            let before = *length;
+            let file: &File = file;
+            let mut written = false;
             self.writable.write(
                 || {
                     let mut writer = file;
-                    writer.write_all(line.as_bytes())
+                    writer.write_all(line.as_bytes())?;
+                    written = true;
+                    Ok(())
                 },
                 || {
-                    if let Ok(length) = length {
-                        let _ = file.set_len(length);
+                    if let Some(before) = before {
+                        let _ = file.set_len(before);
                     }
                 },
             );
+            if written {
+                *length = before.map(|before| before + line.len() as u64);
+            }
         }
     }
 }
