@@ -3,16 +3,21 @@
 //! then that session resumed headless.
 //!
 //! One session, 1,000 prompts one after another, each answered with a short text; every
-//! tenth turn reads a file first (a tool call, then the answer). Measures the resident
-//! memory (`VmRSS`) of the `larik` process after turns 100, 500 and 1,000, the round trip
-//! of each turn (`session/prompt` written → its response read) and its first part
-//! (`session/prompt` written → the turn's first model request arriving at the fake
-//! server) and the CPU time `larik` used per turn (from `/proc/<pid>/stat`), compared
-//! between turns 1–100 and 901–1,000; then the session file read back
-//! in this process (`SessionStore::load`) and `larik --resume ID -p "…"` from spawn to
-//! its first model request and to its exit. The default configuration: the command
-//! sandbox and language servers on. Run with `cargo bench -p larik-server --bench soak`;
-//! it prints markdown tables, then one line per target saying whether it was met.
+//! tenth turn reads a file first (a tool call, then the answer). The fake model answers
+//! each request 20 ms after it arrived, as a model takes its time, so Larik waits equally
+//! long at every turn although the fake server's own parsing and checks grow with the
+//! conversation. Measures the resident memory (`VmRSS`) of the `larik` process after
+//! turns 100, 500 and 1,000, the round trip of each turn (`session/prompt` written → its
+//! response read), the same less the answer time, its first part (`session/prompt`
+//! written → the turn's first model request arriving at the fake server) and the CPU time
+//! `larik` used on each turn (its threads' `schedstat`), compared between turns 1–100 and
+//! 901–1,000; then the session file read back in this process (`SessionStore::load`) and
+//! `larik --resume ID -p "…"` from spawn to its first model request and to its exit;
+//! then, in a fresh process, 100-turn sessions whose model answers at once, after 5 ms
+//! and after 20 ms, which show what the answer time alone does to Larik's CPU per turn.
+//! The default configuration: the command sandbox and language servers on. Run with
+//! `cargo bench -p larik-server --bench soak`; it prints markdown tables, then one line
+//! per target saying whether it was met.
 
 #[path = "../../tests/support/soak.rs"]
 mod soak;
@@ -29,6 +34,13 @@ use soak::{Acp, Arrivals};
 const TURNS: usize = 1_000;
 /// The window compared at each end of the session.
 const WINDOW: usize = 100;
+/// How long after each request's arrival the fake model answers: longer than the fake
+/// server's own work on the longest request, so that what Larik waits for is the same
+/// at every turn.
+const ANSWER_TIME: Duration = Duration::from_millis(20);
+/// The answer times of the short sessions that show Larik's CPU per turn against how
+/// long it waits alone.
+const WAITS: [Duration; 3] = [Duration::ZERO, Duration::from_millis(5), ANSWER_TIME];
 /// Resumes (and loads) of the finished session.
 const RESUMES: usize = 20;
 
@@ -46,6 +58,7 @@ async fn bench() {
     // The requests grow to the whole conversation; copies of 1,100 of them would cost this
     // process gigabytes and most of each turn's time. The observer sees what is needed.
     server.forget_requests();
+    server.answer_after(ANSWER_TIME);
     let arrivals = Arrivals::watch(&server);
     let project = tempfile::tempdir().expect("project");
     let data = tempfile::tempdir().expect("data");
@@ -74,8 +87,6 @@ async fn bench() {
     let pid = acp.pid();
     let session_id = acp.open_session(&cwd).await;
     let rss_start = soak::status_kib(pid, "VmRSS");
-    let (user_start, system_start) = soak::cpu_times(pid);
-    let cpu_start = user_start + system_start;
     let started = Instant::now();
     let run = soak::run_turns(
         &mut acp,
@@ -84,24 +95,21 @@ async fn bench() {
         &session_id,
         1..=TURNS,
         &[WINDOW, TURNS / 2, TURNS - WINDOW, TURNS],
+        Some(ANSWER_TIME),
     )
     .await;
     let soak_time = started.elapsed();
     let peak = soak::status_kib(pid, "VmHWM");
     acp.finish().await;
-    let sample = |turn: usize| {
-        *run.samples
+    let rss = |turn: usize| {
+        run.samples
             .iter()
             .find(|sample| sample.turn == turn)
             .expect("a sample after that turn")
+            .rss_kib
     };
-    let rss = |turn: usize| sample(turn).rss_kib;
-    // Larik's own CPU time per turn at each end of the session.
-    let cpu_early = (sample(WINDOW).cpu - cpu_start) / WINDOW as u32;
-    let cpu_late = (sample(TURNS).cpu - sample(TURNS - WINDOW).cpu) / WINDOW as u32;
-    let system_early = (sample(WINDOW).system_cpu - system_start) / WINDOW as u32;
-    let system_late =
-        (sample(TURNS).system_cpu - sample(TURNS - WINDOW).system_cpu) / WINDOW as u32;
+    // Within the answer time, the fake server's own work never delayed an answer.
+    let longest_server_time = arrivals.longest_server_time();
 
     // The session file, read back in this process.
     let store = larik_session::SessionStore::new(data.path().join("share/larik"));
@@ -138,6 +146,27 @@ async fn bench() {
             "the resumed request carries the whole session"
         );
     }
+
+    // Larik's CPU per turn against the model's answer time alone: short sessions in a
+    // fresh process, one per answer time.
+    let mut by_wait = Vec::new();
+    let mut acp = Acp::spawn(&program, &cwd, &env);
+    for answer_time in WAITS {
+        server.answer_after(answer_time);
+        let session_id = acp.open_session(&cwd).await;
+        let run = soak::run_turns(
+            &mut acp,
+            &server,
+            &arrivals,
+            &session_id,
+            1..=WINDOW,
+            &[],
+            Some(answer_time),
+        )
+        .await;
+        by_wait.push((answer_time, run));
+    }
+    acp.finish().await;
     server.assert_no_violations();
 
     let window = |samples: &[Duration]| {
@@ -153,8 +182,11 @@ async fn bench() {
     let late_own = window(&run.without_server[TURNS - WINDOW..]);
     let early_request = window(&run.to_request[..WINDOW]);
     let late_request = window(&run.to_request[TURNS - WINDOW..]);
+    let early_cpu = window(&run.cpu[..WINDOW]);
+    let late_cpu = window(&run.cpu[TURNS - WINDOW..]);
     let mb = |kib: u64| kib as f64 / 1024.0;
     let growth = |from: f64, to: f64| (to - from) / from * 100.0;
+    let answer = ANSWER_TIME.as_millis();
 
     println!("| measurement | runs | median | p90 | max |");
     println!("|---|---|---|---|---|");
@@ -162,11 +194,15 @@ async fn bench() {
     println!("{}", late.row("turn round trip, turns 901–1,000"));
     println!(
         "{}",
-        early_own.row("— less the fake server's parsing and checks, turns 1–100")
+        early_own.row(&format!(
+            "— less the model's answer time ({answer} ms a request), turns 1–100"
+        ))
     );
     println!(
         "{}",
-        late_own.row("— less the fake server's parsing and checks, turns 901–1,000")
+        late_own.row(&format!(
+            "— less the model's answer time ({answer} ms a request), turns 901–1,000"
+        ))
     );
     println!(
         "{}",
@@ -177,20 +213,12 @@ async fn bench() {
         late_request.row("— `session/prompt` → first model request, turns 901–1,000")
     );
     println!(
-        "| — CPU time of `larik` per turn, turns 1–100 (mean) | {WINDOW} | {} | | |",
-        ms(cpu_early)
+        "{}",
+        early_cpu.row("CPU time of `larik` per turn, turns 1–100")
     );
     println!(
-        "| — CPU time of `larik` per turn, turns 901–1,000 (mean) | {WINDOW} | {} | | |",
-        ms(cpu_late)
-    );
-    println!(
-        "| — of it in the kernel, turns 1–100 (mean) | {WINDOW} | {} | | |",
-        ms(system_early)
-    );
-    println!(
-        "| — of it in the kernel, turns 901–1,000 (mean) | {WINDOW} | {} | | |",
-        ms(system_late)
+        "{}",
+        late_cpu.row("CPU time of `larik` per turn, turns 901–1,000")
     );
     println!("{}", load.row("session file loaded (`SessionStore::load`)"));
     println!(
@@ -208,17 +236,32 @@ async fn bench() {
     println!("| peak (`VmHWM`) | {:.1} MB |", mb(peak));
     println!();
     println!(
-        "{TURNS} turns ({} model requests) in {:.1} s; the session file holds {} messages in {} bytes; the last turn's request carried {} messages.",
-        arrivals.len() - RESUMES,
+        "| model's answer time | turns | round trip (median) | less the answer time (median) | CPU time of `larik` per turn (median) |"
+    );
+    println!("|---|---|---|---|---|");
+    for (answer_time, run) in &by_wait {
+        println!(
+            "| {} ms | {WINDOW} | {} | {} | {} |",
+            answer_time.as_millis(),
+            ms(window(&run.turn_times).median()),
+            ms(window(&run.without_server).median()),
+            ms(window(&run.cpu).median()),
+        );
+    }
+    println!();
+    println!(
+        "{TURNS} turns ({} model requests) in {:.1} s; the session file holds {} messages in {} bytes; the last turn's request carried {} messages; the fake server's longest time on one request: {}.",
+        soak::requests_in(TURNS),
         soak_time.as_secs_f64(),
         soak::messages_after(TURNS),
         file_bytes,
         soak::messages_after(TURNS) - 1,
+        ms(longest_server_time),
     );
-    println!(
-        "turn round trip, median: {} (turns 1–100), {} (turns 901–1,000)",
-        ms(early.median()),
-        ms(late.median())
+    within(
+        "the fake server's longest time on one request, within the model's answer time",
+        longest_server_time,
+        ANSWER_TIME.as_secs_f64() * 1000.0,
     );
     at_most(
         "VmRSS growth from turn 100 to turn 1,000",
@@ -227,13 +270,7 @@ async fn bench() {
         "%",
     );
     at_most(
-        "turn round trip growth, median of turns 901–1,000 over turns 1–100",
-        growth(early.median().as_secs_f64(), late.median().as_secs_f64()),
-        10.0,
-        "%",
-    );
-    at_most(
-        "growth of the round trip less the fake server's parsing and checks, median of turns 901–1,000 over turns 1–100",
+        "growth of the turn round trip less the model's answer time, median of turns 901–1,000 over turns 1–100",
         growth(
             early_own.median().as_secs_f64(),
             late_own.median().as_secs_f64(),
@@ -242,8 +279,11 @@ async fn bench() {
         "%",
     );
     at_most(
-        "growth of Larik's CPU time per turn, turns 901–1,000 over turns 1–100",
-        growth(cpu_early.as_secs_f64(), cpu_late.as_secs_f64()),
+        "growth of Larik's CPU time per turn, median of turns 901–1,000 over turns 1–100",
+        growth(
+            early_cpu.median().as_secs_f64(),
+            late_cpu.median().as_secs_f64(),
+        ),
         10.0,
         "%",
     );

@@ -29,6 +29,7 @@ async fn a_long_session_keeps_every_turn_and_resumes_whole() {
         &session_id,
         1..=SOAK_TURNS,
         &[],
+        None,
     )
     .await;
     assert_eq!(run.turn_times.len(), SOAK_TURNS, "every turn completed");
@@ -37,7 +38,7 @@ async fn a_long_session_keeps_every_turn_and_resumes_whole() {
     let requests = harness.server.requests();
     assert_eq!(
         requests.len(),
-        SOAK_TURNS + SOAK_TURNS / soak::TOOL_EVERY,
+        soak::requests_in(SOAK_TURNS),
         "one request per turn, two for the reading ones"
     );
     let last = requests.last().expect("requests");

@@ -3,8 +3,8 @@
 //! JSON-RPC lines, one session, one prompt after another. Each turn is a short scripted
 //! answer; every tenth also reads a file first. Every turn is checked as it ends (its
 //! `end_turn`, its text, the read's completion), and the driver records each turn's round
-//! trip, the arrival of its first model request and the process's resident memory where
-//! asked.
+//! trip, the arrival of its first model request, the CPU time the process used on it and
+//! its resident memory where asked.
 
 #![allow(dead_code)] // the test and the benchmark use different parts
 
@@ -49,6 +49,11 @@ pub fn reads_a_file(n: usize) -> bool {
 /// reading turn a tool call and its result besides.
 pub fn messages_after(turns: usize) -> usize {
     2 * turns + 2 * (turns / TOOL_EVERY)
+}
+
+/// The model requests `turns` turns make: one each, and one more for each reading turn.
+pub fn requests_in(turns: usize) -> usize {
+    turns + turns / TOOL_EVERY
 }
 
 /// `larik acp` on pipes.
@@ -183,37 +188,34 @@ pub fn status_kib(pid: u32, field: &str) -> u64 {
         .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
 }
 
-/// The CPU time (user and system, all threads, ended ones included) process `pid` has
-/// used, from `/proc/<pid>/stat`, whose clock ticks are always 1/100 s.
-pub fn cpu_time(pid: u32) -> Duration {
-    let (user, system) = cpu_times(pid);
-    user + system
+/// The CPU time each live thread of process `pid` has used so far, by thread id, to the
+/// nanosecond (the first field of `/proc/<pid>/task/<tid>/schedstat`). A thread that ends
+/// between two readings takes its last part with it.
+pub fn thread_cpu(pid: u32) -> std::collections::BTreeMap<u32, u64> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("/proc/<pid>/task");
+    tasks
+        .filter_map(|task| {
+            let task = task.ok()?;
+            let tid = task.file_name().to_str()?.parse().ok()?;
+            // A thread may end between the listing and the reading.
+            let schedstat = std::fs::read_to_string(task.path().join("schedstat")).ok()?;
+            let ran = schedstat.split_whitespace().next()?.parse().ok()?;
+            Some((tid, ran))
+        })
+        .collect()
 }
 
-/// The user and system CPU time process `pid` has used, in clock ticks (10 ms here).
-pub fn cpu_times(pid: u32) -> (Duration, Duration) {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/<pid>/stat");
-    // `pid (comm) state …`: the command may hold spaces, so count fields after the last ')'.
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest.split_whitespace().collect())
-        .unwrap_or_default();
-    let ticks = |index: usize| -> u64 {
-        fields
-            .get(index)
-            .and_then(|field| field.parse().ok())
-            .unwrap_or_else(|| panic!("no field {index} in /proc/{pid}/stat"))
-    };
-    // SAFETY: sysconf reads a constant of the system and touches no memory of ours.
-    #[allow(unsafe_code)]
-    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    let per_second = u64::try_from(per_second)
-        .ok()
-        .filter(|&rate| rate > 0)
-        .expect("the clock tick rate");
-    // utime and stime are the 14th and 15th fields, the 12th and 13th after the command.
-    let time = |ticks: u64| Duration::from_micros(ticks * 1_000_000 / per_second);
-    (time(ticks(11)), time(ticks(12)))
+/// The CPU time used between two [`thread_cpu`] readings by the threads alive at the
+/// second (a thread started since counts from zero).
+pub fn cpu_between(
+    before: &std::collections::BTreeMap<u32, u64>,
+    after: &std::collections::BTreeMap<u32, u64>,
+) -> Duration {
+    let nanos = after
+        .iter()
+        .map(|(tid, ran)| ran.saturating_sub(before.get(tid).copied().unwrap_or(0)))
+        .sum();
+    Duration::from_nanos(nanos)
 }
 
 /// The process's state after a turn.
@@ -223,10 +225,6 @@ pub struct Sample {
     pub turn: usize,
     /// `VmRSS`, in KiB.
     pub rss_kib: u64,
-    /// CPU time used so far.
-    pub cpu: Duration,
-    /// The part of it spent in the kernel.
-    pub system_cpu: Duration,
 }
 
 /// What one soak run recorded.
@@ -237,10 +235,14 @@ pub struct SoakRun {
     /// Each turn's `session/prompt` written → its first model request's arrival at the
     /// fake server (Larik's part before the model answers: the request rendered and sent).
     pub to_request: Vec<Duration>,
-    /// Each turn's round trip less the fake server's time parsing and checking the turn's
-    /// requests.
+    /// Each turn's round trip less the fake server's time on the turn's requests: its
+    /// answer time ([`FakeModelServer::answer_after`]) when one is set, else its parsing
+    /// and checking.
     pub without_server: Vec<Duration>,
-    /// The process's memory and CPU time after each turn asked for.
+    /// The CPU time `larik` used on each turn, from the end of the turn before (the
+    /// threads' [`thread_cpu`] readings).
+    pub cpu: Vec<Duration>,
+    /// The process's memory after each turn asked for.
     pub samples: Vec<Sample>,
 }
 
@@ -305,6 +307,15 @@ impl Arrivals {
             .sum()
     }
 
+    /// The longest time the fake server spent on any one request so far.
+    pub fn longest_server_time(&self) -> Duration {
+        self.lock()
+            .iter()
+            .map(|arrival| arrival.server_time)
+            .max()
+            .unwrap_or_default()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Arrival>> {
         self.0
             .lock()
@@ -314,7 +325,8 @@ impl Arrivals {
 
 /// Runs turns `turns` of the soak in session `session_id`, scripting the fake
 /// model's replies as it goes; `sample_after` lists the turns after which the process's
-/// memory and CPU time are read.
+/// memory is read; `answer_time` is the fake server's
+/// [`FakeModelServer::answer_after`], if set.
 /// Panics on any turn that does not end as scripted.
 pub async fn run_turns(
     acp: &mut Acp,
@@ -323,8 +335,10 @@ pub async fn run_turns(
     session_id: &str,
     turns: std::ops::RangeInclusive<usize>,
     sample_after: &[usize],
+    answer_time: Option<Duration>,
 ) -> SoakRun {
     let mut run = SoakRun::default();
+    let mut cpu_before = thread_cpu(acp.pid());
     for n in turns {
         let reads = reads_a_file(n);
         if reads {
@@ -374,23 +388,24 @@ pub async fn run_turns(
             requests_before + requests,
             "turn {n}: model requests"
         );
+        let cpu_after = thread_cpu(acp.pid());
+        run.cpu.push(cpu_between(&cpu_before, &cpu_after));
+        cpu_before = cpu_after;
         run.turn_times.push(elapsed);
-        run.without_server.push(
-            elapsed
-                .saturating_sub(arrivals.server_time(requests_before..requests_before + requests)),
-        );
+        let server_time = match answer_time {
+            Some(answer_time) => answer_time * requests as u32,
+            None => arrivals.server_time(requests_before..requests_before + requests),
+        };
+        run.without_server.push(elapsed.saturating_sub(server_time));
         run.to_request.push(
             arrivals
                 .at(requests_before)
                 .saturating_duration_since(started),
         );
         if sample_after.contains(&n) {
-            let (user, system) = cpu_times(acp.pid());
             run.samples.push(Sample {
                 turn: n,
                 rss_kib: status_kib(acp.pid(), "VmRSS"),
-                cpu: user + system,
-                system_cpu: system,
             });
         }
     }

@@ -160,6 +160,9 @@ struct State {
     received: usize,
     /// Set by [`FakeModelServer::forget_requests`]: requests are no longer kept.
     forget: bool,
+    /// Set by [`FakeModelServer::answer_after`]: how long after its body was read a
+    /// scripted reply is sent at the earliest.
+    answer_time: Option<std::time::Duration>,
     violations: Vec<String>,
     prefix: prefix::Tracker,
     ollama_models: Vec<OllamaModelInfo>,
@@ -317,6 +320,16 @@ impl FakeModelServer {
         self.shared.lock().forget = true;
     }
 
+    /// Makes every scripted reply wait until `answer_time` after its request's body was
+    /// read, as a model takes its time to answer; the server's own parsing and checks,
+    /// and freeing what it parsed, happen within that time when it is long enough (zero:
+    /// they all happen before the answer, which then goes at once). Benchmarks use it so
+    /// that how long the client waits for each answer does not depend on the server's
+    /// work, which grows with the conversation.
+    pub fn answer_after(&self, answer_time: std::time::Duration) {
+        self.shared.lock().answer_time = Some(answer_time);
+    }
+
     /// Protocol problems found in the requests so far, each naming its request number.
     pub fn violations(&self) -> Vec<String> {
         self.shared.lock().violations.clone()
@@ -406,7 +419,7 @@ async fn handle(shared: Arc<Shared>, request: Request) -> Response {
         received,
         body_read,
     };
-    let (number, reply, info) = {
+    let (number, reply, info, answer_time) = {
         let mut state = shared.lock();
         if !state.forget {
             state.requests.push(recorded.clone());
@@ -465,7 +478,7 @@ async fn handle(shared: Arc<Shared>, request: Request) -> Response {
                 .violations
                 .push(format!("{prefix}: no scripted reply left"));
         }
-        (number, reply, info)
+        (number, reply, info, state.answer_time)
     };
     if let Some(observer) = shared
         .observer
@@ -494,7 +507,20 @@ async fn handle(shared: Arc<Shared>, request: Request) -> Response {
         // Held until the test opens it.
         let _ = gate.acquire().await;
     }
-    let body = recorded.body;
+    let response = respond(&shared, &path, number, reply, &recorded.body);
+    if let Some(answer_time) = answer_time {
+        // The request's copies go first: freeing a long conversation takes a while, and
+        // the answer time is to include it.
+        drop((recorded, parsed, raw));
+        if !answer_time.is_zero() {
+            tokio::time::sleep_until((body_read + answer_time).into()).await;
+        }
+    }
+    response
+}
+
+/// The response carrying scripted `reply` to request `number` (at `path`, with `body`).
+fn respond(shared: &Shared, path: &str, number: usize, reply: Reply, body: &Value) -> Response {
     match reply {
         Reply::Status {
             status,
@@ -523,16 +549,16 @@ async fn handle(shared: Arc<Shared>, request: Request) -> Response {
         Reply::Stream(turn) => {
             let stopped = shared.stopped.subscribe();
             let events = if path == "/v1/responses" {
-                openai::render(&turn, &body, number)
+                openai::render(&turn, body, number)
             } else if path == "/v1/chat/completions" {
-                openai_chat::render(&turn, &body, number)
+                openai_chat::render(&turn, body, number)
             } else if path.starts_with("/v1beta/models/") {
-                gemini::render(&turn, &path, number)
+                gemini::render(&turn, path, number)
             } else if path == "/api/chat" {
-                let lines = ollama::render(&turn, &body, number);
+                let lines = ollama::render(&turn, body, number);
                 return ollama::response(sse::body(lines, turn.ending, stopped));
             } else {
-                anthropic::render(&turn, &body, number)
+                anthropic::render(&turn, body, number)
             };
             sse::response(sse::body(events, turn.ending, stopped))
         }

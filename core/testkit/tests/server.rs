@@ -1,5 +1,5 @@
 //! Format-independent behaviour of the fake server: plain and raw replies, the empty
-//! queue, request recording, violation reports, waiting for requests and shutdown.
+//! queue, request recording, violation reports, waiting for requests, answer times and shutdown.
 
 #[path = "support/http.rs"]
 mod http;
@@ -260,6 +260,32 @@ async fn wait_for_requests_resolves_once_enough_have_arrived() {
         .now_or_never()
         .expect("already satisfied");
     client.await.expect("the client task");
+}
+
+#[tokio::test]
+async fn with_an_answer_time_a_reply_goes_no_sooner_than_that_after_its_request() {
+    let server = FakeModelServer::start().await;
+    let answer_time = std::time::Duration::from_millis(300);
+    server.answer_after(answer_time);
+    server.enqueue(turn().text("patient"));
+    server.enqueue(turn().text("at once"));
+    let base = server.anthropic_base_url();
+
+    post(&base, "/v1/messages", &anthropic_hello()).await;
+    let answered = std::time::Instant::now();
+    let request = server.requests().pop().expect("the request is recorded");
+    assert!(
+        answered >= request.body_read + answer_time,
+        "answered {:?} after the body was read",
+        answered - request.body_read
+    );
+
+    // Zero answers as soon as the request is checked.
+    server.answer_after(std::time::Duration::ZERO);
+    let reply = post(&base, "/v1/messages", &anthropic_hello()).await;
+    assert_eq!(reply.status, 200);
+    assert!(reply.body.contains("msg_fake_2"), "{}", reply.body);
+    server.assert_no_violations();
 }
 
 #[tokio::test]
