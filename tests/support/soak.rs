@@ -316,6 +316,14 @@ impl Arrivals {
             .unwrap_or_default()
     }
 
+    /// How many requests so far took the fake server longer than `limit`.
+    pub fn server_time_over(&self, limit: Duration) -> usize {
+        self.lock()
+            .iter()
+            .filter(|arrival| arrival.server_time > limit)
+            .count()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Arrival>> {
         self.0
             .lock()
