@@ -28,7 +28,8 @@ use std::time::{Duration, Instant};
 
 use larik_testkit::bench::{Samples, at_most, ms, within};
 use larik_testkit::{FakeModelServer, turn};
-use soak::{Acp, Arrivals};
+use serde_json::json;
+use soak::{Acp, Arrivals, SoakRun};
 
 /// Turns of the session.
 const TURNS: usize = 1_000;
@@ -83,24 +84,59 @@ async fn bench() {
     ];
     let program = PathBuf::from(env!("CARGO_BIN_EXE_larik"));
 
+    // The long session's process, and the reference: a second process whose session is
+    // replaced by a fresh one every WINDOW turns, prompted alternately with the long one,
+    // so that both meet the same state of the machine.
     let mut acp = Acp::spawn(&program, &cwd, &env);
+    let mut fresh = Acp::spawn(&program, &cwd, &env);
     let pid = acp.pid();
     let session_id = acp.open_session(&cwd).await;
+    let mut fresh_session = fresh.open_session(&cwd).await;
     let rss_start = soak::status_kib(pid, "VmRSS");
     let started = Instant::now();
-    let run = soak::run_turns(
-        &mut acp,
-        &server,
-        &arrivals,
-        &session_id,
-        1..=TURNS,
-        &[WINDOW, TURNS / 2, TURNS - WINDOW, TURNS],
-        Some(ANSWER_TIME),
-    )
-    .await;
+    let mut run = SoakRun::default();
+    let mut reference = SoakRun::default();
+    for n in 1..=TURNS {
+        let sample_after = [WINDOW, TURNS / 2, TURNS - WINDOW, TURNS];
+        let long_turn = soak::run_turns(
+            &mut acp,
+            &server,
+            &arrivals,
+            &session_id,
+            n..=n,
+            &sample_after,
+            Some(ANSWER_TIME),
+        )
+        .await;
+        run.append(long_turn);
+        // Each fresh session numbers its turns from its own multiple of 10,000, so its
+        // prompts are its own (the fake server tells conversations apart by their first
+        // message) and every tenth turn still reads the file.
+        let fresh_turn = (n - 1) % WINDOW + 1;
+        let fresh_number = (n - 1) / WINDOW * 10_000 + 10_000 + fresh_turn;
+        if fresh_turn == 1 && n > 1 {
+            let closed = fresh
+                .call("session/close", json!({"sessionId": fresh_session}))
+                .await;
+            assert!(closed.is_object(), "session/close: {closed}");
+            fresh_session = fresh.new_session(&cwd).await;
+        }
+        let reference_turn = soak::run_turns(
+            &mut fresh,
+            &server,
+            &arrivals,
+            &fresh_session,
+            fresh_number..=fresh_number,
+            &[],
+            Some(ANSWER_TIME),
+        )
+        .await;
+        reference.append(reference_turn);
+    }
     let soak_time = started.elapsed();
     let peak = soak::status_kib(pid, "VmHWM");
     acp.finish().await;
+    fresh.finish().await;
     let rss = |turn: usize| {
         run.samples
             .iter()
@@ -152,9 +188,10 @@ async fn bench() {
     // fresh process, one per answer time.
     let mut by_wait = Vec::new();
     let mut acp = Acp::spawn(&program, &cwd, &env);
+    acp.call("initialize", json!({"protocolVersion": 1})).await;
     for answer_time in WAITS {
         server.answer_after(answer_time);
-        let session_id = acp.open_session(&cwd).await;
+        let session_id = acp.new_session(&cwd).await;
         let run = soak::run_turns(
             &mut acp,
             &server,
@@ -177,17 +214,24 @@ async fn bench() {
         }
         window
     };
+    let late_turns = TURNS - WINDOW..;
     let early = window(&run.turn_times[..WINDOW]);
-    let late = window(&run.turn_times[TURNS - WINDOW..]);
+    let late = window(&run.turn_times[late_turns.clone()]);
     let early_own = window(&run.without_server[..WINDOW]);
-    let late_own = window(&run.without_server[TURNS - WINDOW..]);
+    let late_own = window(&run.without_server[late_turns.clone()]);
+    let beside_own = window(&reference.without_server[late_turns.clone()]);
     let early_request = window(&run.to_request[..WINDOW]);
-    let late_request = window(&run.to_request[TURNS - WINDOW..]);
+    let late_request = window(&run.to_request[late_turns.clone()]);
+    let beside_request = window(&reference.to_request[late_turns.clone()]);
     let early_cpu = window(&run.cpu[..WINDOW]);
-    let late_cpu = window(&run.cpu[TURNS - WINDOW..]);
+    let late_cpu = window(&run.cpu[late_turns.clone()]);
+    let beside_cpu = window(&reference.cpu[late_turns]);
     let mb = |kib: u64| kib as f64 / 1024.0;
-    let growth = |from: f64, to: f64| (to - from) / from * 100.0;
+    let growth = |from: Duration, to: Duration| {
+        (to.as_secs_f64() - from.as_secs_f64()) / from.as_secs_f64() * 100.0
+    };
     let answer = ANSWER_TIME.as_millis();
+    const BESIDE: &str = "a fresh session's turns 1–100, alongside turns 901–1,000";
 
     println!("| measurement | runs | median | p90 | max |");
     println!("|---|---|---|---|---|");
@@ -205,6 +249,7 @@ async fn bench() {
             "— less the model's answer time ({answer} ms a request), turns 901–1,000"
         ))
     );
+    println!("{}", beside_own.row(&format!("— the same, {BESIDE}")));
     println!(
         "{}",
         early_request.row("— `session/prompt` → first model request, turns 1–100")
@@ -213,6 +258,7 @@ async fn bench() {
         "{}",
         late_request.row("— `session/prompt` → first model request, turns 901–1,000")
     );
+    println!("{}", beside_request.row(&format!("— the same, {BESIDE}")));
     println!(
         "{}",
         early_cpu.row("CPU time of `larik` per turn, turns 1–100")
@@ -221,6 +267,7 @@ async fn bench() {
         "{}",
         late_cpu.row("CPU time of `larik` per turn, turns 901–1,000")
     );
+    println!("{}", beside_cpu.row(&format!("— the same, {BESIDE}")));
     println!("{}", load.row("session file loaded (`SessionStore::load`)"));
     println!(
         "{}",
@@ -251,7 +298,7 @@ async fn bench() {
     }
     println!();
     println!(
-        "{TURNS} turns ({} model requests) in {:.1} s; the session file holds {} messages in {} bytes; the last turn's request carried {} messages; the fake server's longest time on one request: {}.",
+        "{TURNS} turns ({} model requests), each followed by a turn of the fresh sessions, in {:.1} s; the session file holds {} messages in {} bytes; the last turn's request carried {} messages; the fake server's longest time on one request: {}.",
         soak::requests_in(TURNS),
         soak_time.as_secs_f64(),
         soak::messages_after(TURNS),
@@ -261,31 +308,30 @@ async fn bench() {
     );
     at_most(
         "model requests whose answer the fake server's own work delayed past the answer time",
-        delayed as f64 * 100.0 / soak::requests_in(TURNS) as f64,
+        delayed as f64 * 100.0 / (2 * soak::requests_in(TURNS)) as f64,
         1.0,
         "%",
     );
     at_most(
         "VmRSS growth from turn 100 to turn 1,000",
-        growth(mb(rss(WINDOW)), mb(rss(TURNS))),
+        (mb(rss(TURNS)) - mb(rss(WINDOW))) / mb(rss(WINDOW)) * 100.0,
+        10.0,
+        "%",
+    );
+    println!(
+        "turns 901–1,000 against turns 1–100 of the same session (the machine's drift over the run included): round trip less the answer time {:+.1}%, CPU per turn {:+.1}%",
+        growth(early_own.median(), late_own.median()),
+        growth(early_cpu.median(), late_cpu.median()),
+    );
+    at_most(
+        "turns 901–1,000 against a fresh session's alongside, growth of the round trip less the model's answer time (medians)",
+        growth(beside_own.median(), late_own.median()),
         10.0,
         "%",
     );
     at_most(
-        "growth of the turn round trip less the model's answer time, median of turns 901–1,000 over turns 1–100",
-        growth(
-            early_own.median().as_secs_f64(),
-            late_own.median().as_secs_f64(),
-        ),
-        10.0,
-        "%",
-    );
-    at_most(
-        "growth of Larik's CPU time per turn, median of turns 901–1,000 over turns 1–100",
-        growth(
-            early_cpu.median().as_secs_f64(),
-            late_cpu.median().as_secs_f64(),
-        ),
+        "turns 901–1,000 against a fresh session's alongside, growth of Larik's CPU time per turn (medians)",
+        growth(beside_cpu.median(), late_cpu.median()),
         10.0,
         "%",
     );

@@ -154,6 +154,11 @@ impl Acp {
     pub async fn open_session(&mut self, cwd: &Path) -> String {
         let init = self.call("initialize", json!({"protocolVersion": 1})).await;
         assert_eq!(init["protocolVersion"], 1, "{init}");
+        self.new_session(cwd).await
+    }
+
+    /// `session/new` in `cwd` on an initialised connection; returns the session id.
+    pub async fn new_session(&mut self, cwd: &Path) -> String {
         let created = self
             .call("session/new", json!({"cwd": cwd, "mcpServers": []}))
             .await;
@@ -225,6 +230,17 @@ pub struct Sample {
     pub turn: usize,
     /// `VmRSS`, in KiB.
     pub rss_kib: u64,
+}
+
+impl SoakRun {
+    /// Adds what `later` recorded after this run's records.
+    pub fn append(&mut self, later: SoakRun) {
+        self.turn_times.extend(later.turn_times);
+        self.to_request.extend(later.to_request);
+        self.without_server.extend(later.without_server);
+        self.cpu.extend(later.cpu);
+        self.samples.extend(later.samples);
+    }
 }
 
 /// What one soak run recorded.
