@@ -232,17 +232,6 @@ pub struct Sample {
     pub rss_kib: u64,
 }
 
-impl SoakRun {
-    /// Adds what `later` recorded after this run's records.
-    pub fn append(&mut self, later: SoakRun) {
-        self.turn_times.extend(later.turn_times);
-        self.to_request.extend(later.to_request);
-        self.without_server.extend(later.without_server);
-        self.cpu.extend(later.cpu);
-        self.samples.extend(later.samples);
-    }
-}
-
 /// What one soak run recorded.
 #[derive(Debug, Default)]
 pub struct SoakRun {
@@ -255,11 +244,22 @@ pub struct SoakRun {
     /// answer time ([`FakeModelServer::answer_after`]) when one is set, else its parsing
     /// and checking.
     pub without_server: Vec<Duration>,
-    /// The CPU time `larik` used on each turn, from the end of the turn before (the
-    /// threads' [`thread_cpu`] readings).
+    /// The CPU time `larik` used on each turn, from the end of the turn before or the
+    /// start of the run (the threads' [`thread_cpu`] readings).
     pub cpu: Vec<Duration>,
     /// The process's memory after each turn asked for.
     pub samples: Vec<Sample>,
+}
+
+impl SoakRun {
+    /// Adds what `later` recorded after this run's records.
+    pub fn append(&mut self, later: SoakRun) {
+        self.turn_times.extend(later.turn_times);
+        self.to_request.extend(later.to_request);
+        self.without_server.extend(later.without_server);
+        self.cpu.extend(later.cpu);
+        self.samples.extend(later.samples);
+    }
 }
 
 /// Records when each model request arrives and how many messages it carries, cheaply

@@ -1,5 +1,6 @@
 //! Format-independent behaviour of the fake server: plain and raw replies, the empty
-//! queue, request recording, violation reports, waiting for requests, answer times and shutdown.
+//! queue, request recording, violation reports, waiting for requests, answer times and
+//! shutdown.
 
 #[path = "support/http.rs"]
 mod http;
