@@ -12,7 +12,9 @@
 //! Cancel interrupts the running prompt, withdraws its open permission questions at once
 //! (a late answer is then ignored), and ends every waiting prompt `cancelled`. A
 //! permission question that arrives after a cancel (before the agent saw it) is answered
-//! `cancelled` without asking.
+//! `cancelled` without asking. The editor answering a question `cancelled` while a prompt
+//! runs is a cancel too: editors answer so when they cancel the turn, and the answer may
+//! be read before the cancel.
 //!
 //! `/clear`, `/fork`, `/rewind N` and `/resume ID` move the session: the task assembles the
 //! session anew through the same assembly every session starts from (so the system prompt,
@@ -430,12 +432,24 @@ impl<W: Wire> Task<W> {
                 decision,
             } => {
                 // After a cancel the question was already answered for the editor.
-                if self.questions.remove(&request_id).is_some() {
-                    self.state.send(Op::PermissionReply {
-                        request_id,
-                        decision,
-                    });
+                if self.questions.remove(&request_id).is_none() {
+                    return;
                 }
+                if decision == PermissionDecision::Cancelled
+                    && self
+                        .running
+                        .as_ref()
+                        .is_some_and(|running| !running.cancelled)
+                {
+                    // An editor answers `cancelled` when it cancels the turn, and its cancel
+                    // may be read after the answer: the answer cancels the prompt itself, the
+                    // interrupt going first, so the turn stops whichever comes first.
+                    self.cancel().await;
+                }
+                self.state.send(Op::PermissionReply {
+                    request_id,
+                    decision,
+                });
             }
             Command::Wire(command) => self.wire.command(command, &mut self.state).await,
             Command::McpPromptExpanded(number, expanded) => {

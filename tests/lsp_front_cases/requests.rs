@@ -175,6 +175,42 @@ async fn cancel_withdraws_a_pending_permission_question() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answering_a_question_cancelled_cancels_the_prompt_before_its_cancel_arrives() {
+    // The editor answers `cancelled` and sends no cancel at all: the answer alone stops the
+    // turn, as when an editor's cancel is read after its answer.
+    let harness = Harness::new().await;
+    harness.server.enqueue(one_call(
+        "b1",
+        "bash",
+        json!({"command": "touch should-not-exist"}),
+    ));
+    harness.server.enqueue(answer("after the cancel"));
+    let log = harness
+        .drive(json!({
+            "client": "visual-studio-code",
+            "larik_permissions": true,
+            "permissions": ["cancelled"],
+            "steps": [
+                initialize(),
+                new_session(),
+                {"request": "larik/prompt", "name": "p",
+                 "params": {"sessionId": "$session", "prompt": "touch it"}},
+                {"request": "larik/prompt", "name": "q",
+                 "params": {"sessionId": "$session", "prompt": "and now?"}},
+            ],
+        }))
+        .await;
+    assert_eq!(log.response("p")["stopReason"], "cancelled");
+    assert_eq!(log.call_event("tool_call_end", "b1")["status"], "failed");
+    assert!(!harness.cwd().join("should-not-exist").exists());
+    // No request followed the cancelled call; the next prompt carries the whole call.
+    let requests = harness.server.requests();
+    assert_eq!(requests.len(), 2, "one request per prompt");
+    assert_eq!(log.response("q")["stopReason"], "end_turn");
+    assert!(requests[1].tool_result_text("b1").is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_request_and_work_done_progress() {
     let harness = Harness::new().await;
     harness
