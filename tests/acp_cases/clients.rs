@@ -353,6 +353,39 @@ async fn typescript_sdk_cancel_with_a_pending_permission() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescript_sdk_a_cancelled_answer_alone_cancels_the_prompt() {
+    // ACP editors answer `cancelled` when they cancel the turn; the answer may be read
+    // before their `session/cancel`, here never sent at all.
+    let harness = Harness::new().await;
+    harness.server.enqueue(one_call(
+        "b1",
+        "bash",
+        json!({"command": "touch should-not-exist"}),
+    ));
+    harness.server.enqueue(answer("after cancel"));
+    let log = harness
+        .drive(
+            Sdk::TypeScript,
+            json!({
+                "permissions": ["cancelled"],
+                "steps": [
+                    initialize(false),
+                    new_session(),
+                    prompt("p", "run it"),
+                    prompt("q", "and now?"),
+                ],
+            }),
+        )
+        .await;
+    assert_eq!(log.response("p")["stopReason"], "cancelled");
+    assert_eq!(log.tool_call("b1")["status"], "failed");
+    assert!(!harness.cwd().join("should-not-exist").exists());
+    assert_eq!(harness.server.requests().len(), 2, "one request per prompt");
+    assert_eq!(log.response("q")["stopReason"], "end_turn");
+    assert!(log.agent_text().contains("after cancel"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typescript_sdk_cancel_while_a_command_runs() {
     let harness = Harness::new().await;
     harness.server.enqueue(one_call(
