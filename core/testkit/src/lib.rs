@@ -178,7 +178,7 @@ impl Shared {
     }
 }
 
-/// A fake model API server on `127.0.0.1`, serving scripted replies in order.
+/// A fake model API server on a loopback address, serving scripted replies in order.
 ///
 /// Dropping it stops the server; [`FakeModelServer::shutdown`] does the same and waits.
 pub struct FakeModelServer {
@@ -188,14 +188,18 @@ pub struct FakeModelServer {
 }
 
 impl FakeModelServer {
-    /// Binds `127.0.0.1:0` and serves in a tokio task.
+    /// Binds a port of a loopback address of its own ([`own_loopback_address`]) and serves
+    /// in a tokio task.
     ///
     /// # Panics
     /// When no loopback port can be bound, which leaves a test nothing to run against.
     pub async fn start() -> FakeModelServer {
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-            .await
-            .expect("binding a loopback port for the fake model server");
+        let listener = match tokio::net::TcpListener::bind((own_loopback_address(), 0)).await {
+            Ok(listener) => listener,
+            Err(_) => tokio::net::TcpListener::bind(("127.0.0.1", 0))
+                .await
+                .expect("binding a loopback port for the fake model server"),
+        };
         let addr = listener
             .local_addr()
             .expect("a bound listener has a local address");
@@ -387,6 +391,21 @@ impl Drop for FakeModelServer {
             task.abort();
         }
     }
+}
+
+/// A random address of 127.0.0.0/8 (all of it is loopback on Linux). Tests run in parallel
+/// processes, and a port one test's server freed may be the next one's: a client of the
+/// first test still retrying would then reach the second test's server and take its
+/// scripted replies. A server on an address of its own is not reached that way.
+fn own_loopback_address() -> std::net::Ipv4Addr {
+    use std::hash::{BuildHasher, Hasher};
+    static STARTED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    hasher.write_u32(std::process::id());
+    let [a, b, c, ..] = hasher.finish().to_le_bytes();
+    // Neither the network's nor the broadcast address of a /24, for tools that mind.
+    std::net::Ipv4Addr::new(127, a, b, c.clamp(1, 254))
 }
 
 /// Records one request, checks it, and answers with the next scripted reply.

@@ -44,7 +44,12 @@ async fn serves_the_script_records_requests_and_exits_on_stdin_eof() {
         .expect("the base URL arrives")
         .expect("read stdout");
     let base = first_line.trim().to_string();
-    assert!(base.starts_with("http://127.0.0.1:"), "{base}");
+    let host: std::net::Ipv4Addr = base
+        .strip_prefix("http://")
+        .and_then(|rest| rest.split(':').next())
+        .and_then(|host| host.parse().ok())
+        .unwrap_or_else(|| panic!("not an http://IPv4:port URL: {base}"));
+    assert!(host.is_loopback(), "{base}");
 
     let body = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]});
     let reply = post(&base, "/v1/messages", &body.to_string()).await;
