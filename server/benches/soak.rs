@@ -96,8 +96,8 @@ async fn bench() {
     let started = Instant::now();
     let mut run = SoakRun::default();
     let mut reference = SoakRun::default();
+    let sample_after = [WINDOW, TURNS / 2, TURNS - WINDOW, TURNS];
     for n in 1..=TURNS {
-        let sample_after = [WINDOW, TURNS / 2, TURNS - WINDOW, TURNS];
         let long_turn = soak::run_turns(
             &mut acp,
             &server,
@@ -188,7 +188,7 @@ async fn bench() {
     // fresh process, one per answer time.
     let mut by_wait = Vec::new();
     let mut acp = Acp::spawn(&program, &cwd, &env);
-    acp.call("initialize", json!({"protocolVersion": 1})).await;
+    acp.initialize().await;
     for answer_time in WAITS {
         server.answer_after(answer_time);
         let session_id = acp.new_session(&cwd).await;
@@ -227,9 +227,8 @@ async fn bench() {
     let late_cpu = window(&run.cpu[late_turns.clone()]);
     let beside_cpu = window(&reference.cpu[late_turns]);
     let mb = |kib: u64| kib as f64 / 1024.0;
-    let growth = |from: Duration, to: Duration| {
-        (to.as_secs_f64() - from.as_secs_f64()) / from.as_secs_f64() * 100.0
-    };
+    let growth = |from: f64, to: f64| (to - from) / from * 100.0;
+    let time_growth = |from: Duration, to: Duration| growth(from.as_secs_f64(), to.as_secs_f64());
     let answer = ANSWER_TIME.as_millis();
     const BESIDE: &str = "a fresh session's turns 1–100, alongside turns 901–1,000";
 
@@ -278,7 +277,7 @@ async fn bench() {
     println!("| memory of `larik acp` | VmRSS |");
     println!("|---|---|");
     println!("| after `session/new` | {:.1} MB |", mb(rss_start));
-    for turn in [WINDOW, TURNS / 2, TURNS - WINDOW, TURNS] {
+    for turn in sample_after {
         println!("| after turn {turn} | {:.1} MB |", mb(rss(turn)));
     }
     println!("| peak (`VmHWM`) | {:.1} MB |", mb(peak));
@@ -314,24 +313,24 @@ async fn bench() {
     );
     at_most(
         "VmRSS growth from turn 100 to turn 1,000",
-        (mb(rss(TURNS)) - mb(rss(WINDOW))) / mb(rss(WINDOW)) * 100.0,
+        growth(mb(rss(WINDOW)), mb(rss(TURNS))),
         10.0,
         "%",
     );
     println!(
         "turns 901–1,000 against turns 1–100 of the same session (the machine's drift over the run included): round trip less the answer time {:+.1}%, CPU per turn {:+.1}%",
-        growth(early_own.median(), late_own.median()),
-        growth(early_cpu.median(), late_cpu.median()),
+        time_growth(early_own.median(), late_own.median()),
+        time_growth(early_cpu.median(), late_cpu.median()),
     );
     at_most(
         "turns 901–1,000 against a fresh session's alongside, growth of the round trip less the model's answer time (medians)",
-        growth(beside_own.median(), late_own.median()),
+        time_growth(beside_own.median(), late_own.median()),
         10.0,
         "%",
     );
     at_most(
         "turns 901–1,000 against a fresh session's alongside, growth of Larik's CPU time per turn (medians)",
-        growth(beside_cpu.median(), late_cpu.median()),
+        time_growth(beside_cpu.median(), late_cpu.median()),
         10.0,
         "%",
     );

@@ -152,9 +152,14 @@ impl Acp {
 
     /// `initialize`, then `session/new` in `cwd`; returns the session id.
     pub async fn open_session(&mut self, cwd: &Path) -> String {
+        self.initialize().await;
+        self.new_session(cwd).await
+    }
+
+    /// `initialize`, checked for protocol version 1.
+    pub async fn initialize(&mut self) {
         let init = self.call("initialize", json!({"protocolVersion": 1})).await;
         assert_eq!(init["protocolVersion"], 1, "{init}");
-        self.new_session(cwd).await
     }
 
     /// `session/new` in `cwd` on an initialised connection; returns the session id.

@@ -527,13 +527,11 @@ async fn handle(shared: Arc<Shared>, request: Request) -> Response {
         let _ = gate.acquire().await;
     }
     let response = respond(&shared, &path, number, reply, &recorded.body);
-    if let Some(answer_time) = answer_time {
-        // The request's copies go first: freeing a long conversation takes a while, and
-        // the answer time is to include it.
-        drop((recorded, parsed, raw));
-        if !answer_time.is_zero() {
-            tokio::time::sleep_until((body_read + answer_time).into()).await;
-        }
+    // The request's copies go before any answer time: freeing a long conversation takes a
+    // while, and the answer time is to include it.
+    drop((recorded, parsed, raw));
+    if let Some(answer_time) = answer_time.filter(|time| !time.is_zero()) {
+        tokio::time::sleep_until((body_read + answer_time).into()).await;
     }
     response
 }
